@@ -1,0 +1,130 @@
+"""The small surface the LSP layer uses: build an Engine from configuration, start it, ask for completions.
+
+The engine reports its state as StatusEvents through a callback (it never prints); the LSP layer maps them to
+`$/progress` and `infill/didChangeStatus`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from .config import EngineConfig, ModelConfig
+from .errors import BackendUnavailable, InfillError
+from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats
+
+log = logging.getLogger(__name__)
+
+StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    kind: StatusKind
+    message: str
+    detail: str | None = None
+    #: 0-100 while starting, when known.
+    percent: int | None = None
+
+
+StatusCallback = Callable[[StatusEvent], None]
+
+
+class Engine:
+    """Owns the completion backend (and the local llama-server when `kind = "local"`).
+
+    `start()` returns at once after scheduling the backend start; `complete()` waits for readiness up to
+    `ready_timeout` so that requests made while the model loads are served when it is ready, not failed."""
+
+    def __init__(self, config: EngineConfig, on_status: StatusCallback | None = None):
+        self.config = config
+        self._on_status = on_status or (lambda event: None)
+        self._ready = asyncio.Event()
+        self._start_task: asyncio.Task | None = None
+        self._start_error: BaseException | None = None
+        self._local = None  # engine.local.server.LocalServer when kind == "local"
+        self._generation = None  # engine.code.CodeGeneration
+        self.status = StatusEvent("starting", "Infill is starting")
+
+    def _emit(self, event: StatusEvent) -> None:
+        self.status = event
+        try:
+            self._on_status(event)
+        except Exception:  # a status listener must never break the engine
+            log.exception("status callback failed")
+
+    async def start(self) -> None:
+        if self._start_task is None:
+            self._start_task = asyncio.create_task(self._start())
+
+    async def _start(self) -> None:
+        from .code import CodeGeneration
+        from .languages import LanguageTable
+        from .prompt import PromptTemplate
+
+        cfg: ModelConfig = self.config.completion
+        try:
+            languages = LanguageTable.load(self.config.languages)
+            self._emit(StatusEvent("starting", f"Starting the {cfg.kind} completion backend", percent=0))
+            count_tokens = None
+            if cfg.kind == "local":
+                from .local.server import start_local_server
+
+                self._local = await start_local_server(cfg, self.config, on_status=self._emit)
+                stream = self._local.completion_stream()
+                count_tokens = self._local.count_tokens
+                template = self._local.prompt_template()
+            else:
+                from .backends import create_completion_stream
+
+                stream = create_completion_stream(cfg)
+                template = PromptTemplate.from_setting(cfg.prompt_template)
+            self._generation = CodeGeneration(
+                stream, template, languages, count_tokens=count_tokens,
+                max_prefix_tokens=cfg.max_prefix_tokens, max_suffix_tokens=cfg.max_suffix_tokens,
+                extra_stop_words=cfg.additional_stop_words)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # shown to the user; the LSP server keeps running
+            self._start_error = exc
+            self._emit(StatusEvent("error", f"Infill could not start its model: {exc}"))
+            log.error("engine start failed: %s", exc)
+        else:
+            self._emit(StatusEvent("ready", "Infill is ready"))
+        finally:
+            self._ready.set()
+
+    async def wait_ready(self, timeout: float) -> None:
+        if self._start_task is None:
+            await self.start()
+        try:
+            await asyncio.wait_for(self._ready.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise BackendUnavailable("infill", f"the model is still loading after {timeout:g} s") from None
+        if self._start_error is not None:
+            raise BackendUnavailable("infill", f"the model could not start: {self._start_error}")
+        if self._local is not None and self._local.failed_reason:
+            raise BackendUnavailable("llama-server", self._local.failed_reason)
+
+    async def complete(self, request: CompletionRequest, options: CompletionOptions,
+                       ready_timeout: float = 120.0) -> Completion:
+        await self.wait_ready(ready_timeout)
+        assert self._generation is not None
+        return await self._generation.generate(request, options)
+
+    @property
+    def generation(self):
+        return self._generation
+
+    async def close(self) -> None:
+        if self._start_task is not None and not self._start_task.done():
+            self._start_task.cancel()
+            try:
+                await self._start_task
+            except (asyncio.CancelledError, InfillError):
+                pass
+        if self._generation is not None:
+            await self._generation.close()
+        if self._local is not None:
+            await self._local.close()

@@ -1,0 +1,243 @@
+"""Typed configuration of models and backends.
+
+Configuration arrives as nested dicts (TOML file, LSP initializationOptions, workspace/configuration). `from_dict`
+turns a dict into a frozen dataclass, checking every value against the field's type; an unknown key or a wrong type
+raises ConfigError naming the dotted key, so the user can find the line to fix. The LSP layer reuses `from_dict` for
+its own settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .errors import ConfigError
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Generic dict → dataclass conversion
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (tuple, list):
+        return "a list"
+    if origin in (dict, Mapping):
+        return "a table"
+    if tp is type(None):
+        return "null"
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false"}.get(
+        tp, getattr(tp, "__name__", str(tp)))
+
+
+def _convert(value: Any, tp: Any, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(value, arg, key)
+            except ConfigError as exc:
+                errors.append(exc)
+        raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
+    if origin is typing.Literal:
+        if value in args:
+            return value
+        raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, tp):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(key, f"expected a table, got {value!r}")
+        return from_dict(tp, value, key)
+    if origin in (tuple, list):
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise ConfigError(key, f"expected a list, got {value!r}")
+        item_tp = args[0] if args else Any
+        items = [_convert(v, item_tp, f"{key}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin in (dict, Mapping):
+        if not isinstance(value, Mapping):
+            raise ConfigError(key, f"expected a table, got {value!r}")
+        k_tp, v_tp = args if args else (Any, Any)
+        return {_convert(k, k_tp, key): _convert(v, v_tp, f"{key}.{k}") for k, v in value.items()}
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+    elif isinstance(tp, type) and isinstance(value, tp):
+        return value
+    raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
+
+
+def from_dict(cls: type, data: Mapping[str, Any] | None, key: str = "") -> Any:
+    """Build dataclass `cls` from `data`. Keys may use camelCase or snake_case (editors send camelCase).
+
+    Missing keys take the field default. The dataclass's own ``__post_init__`` may raise ValueError; it is re-raised
+    as ConfigError under `key`."""
+    data = dict(data or {})
+    hints = typing.get_type_hints(cls)
+    names = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    kwargs: dict[str, Any] = {}
+    for raw_key, value in data.items():
+        name = _snake(raw_key)
+        full = f"{key}.{raw_key}" if key else raw_key
+        if name not in names:
+            valid = ", ".join(sorted(names))
+            raise ConfigError(full, f"unknown setting (valid settings here: {valid})")
+        kwargs[name] = _convert(value, hints[name], full)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(key or cls.__name__, str(exc)) from exc
+
+
+def _snake(name: str) -> str:
+    out = []
+    for ch in name:
+        if ch.isupper():
+            out.append("_" + ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out).replace("-", "_")
+
+
+def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge two config dicts; tables merge key by key, anything else in `override` wins."""
+    out = dict(base)
+    for k, v in override.items():
+        k = _snake(k)
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The engine's settings
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How to reach a remote endpoint. Loopback endpoints always bypass proxies."""
+
+    connect_timeout: float = 5.0
+    read_timeout: float = 30.0
+    proxy: str | None = None
+    ca_bundle: str | None = None
+    verify_tls: bool = True
+    headers: dict[str, str] = field(default_factory=dict)
+    max_retries: int = 2
+
+    def __post_init__(self) -> None:
+        if self.connect_timeout <= 0 or self.read_timeout <= 0:
+            raise ValueError("timeouts must be positive numbers of seconds")
+        if self.max_retries < 0:
+            raise ValueError("max_retries must not be negative")
+
+
+@dataclass(frozen=True)
+class LocalServerSettings:
+    """How Infill starts its own llama-server."""
+
+    binary: str | None = None
+    parallel: int = 2
+    ctx_size: int = 4096
+    threads: int | None = None
+    gpu_layers: int = 0
+    flash_attention: bool = False
+    chat_template: str | None = None
+    embedding: bool = False
+    start_timeout: float = 120.0
+    extra_args: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.parallel < 1:
+            raise ValueError("parallel must be at least 1")
+        if self.ctx_size < 256:
+            raise ValueError("ctx_size must be at least 256")
+        if self.start_timeout <= 0:
+            raise ValueError("start_timeout must be a positive number of seconds")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """One model endpoint: the local llama-server (`kind = "local"`) or a remote kind such as `openai/completion`.
+
+    `model` is, for `local`: a `.gguf` path, a Tabby-style model directory, or a Hugging Face id (`org/name` or
+    `org/name:file.gguf`); for remote kinds: the model name the vendor expects."""
+
+    kind: str = "local"
+    model: str | None = None
+    api_endpoint: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_key_env: str | None = None
+    prompt_template: str | None = None
+    additional_stop_words: tuple[str, ...] = ()
+    max_prefix_tokens: int = 1024
+    max_suffix_tokens: int = 256
+    rate_limit_rpm: int | None = None
+    supported_models: tuple[str, ...] = ()
+    http: HttpSettings = field(default_factory=HttpSettings)
+    local: LocalServerSettings = field(default_factory=LocalServerSettings)
+
+    def __post_init__(self) -> None:
+        if self.max_prefix_tokens < 0 or self.max_suffix_tokens < 0:
+            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
+        if any(w == "" for w in self.additional_stop_words):
+            raise ValueError("additional_stop_words must not contain an empty string")
+        if self.rate_limit_rpm is not None and self.rate_limit_rpm <= 0:
+            raise ValueError("rate_limit_rpm must be a positive integer")
+
+    def resolved_api_key(self) -> str | None:
+        """The key from `api_key`, else from the environment variable named by `api_key_env`."""
+        if self.api_key:
+            return self.api_key
+        if self.api_key_env:
+            return os.environ.get(self.api_key_env) or None
+        return None
+
+
+@dataclass(frozen=True)
+class LanguageOverride:
+    """A user-added language or extra stop words for an existing one."""
+
+    language_ids: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    line_comment: str | None = None
+    top_level_keywords: tuple[str, ...] = ()
+    extra_stop_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    completion: ModelConfig = field(default_factory=ModelConfig)
+    chat: ModelConfig | None = None
+    embedding: ModelConfig | None = None
+    languages: dict[str, LanguageOverride] = field(default_factory=dict)
+    model_cache_dir: str | None = None
+    default_org: str = "TabbyML"

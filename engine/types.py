@@ -1,0 +1,142 @@
+"""Plain data passed between the stages of a completion: request → prompt → stream → completion.
+
+Everything here is a dataclass so that each stage can be tested alone and the LSP layer never sees wire formats."""
+
+from __future__ import annotations
+
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["standard", "next_edit_suggestion"]
+MODES: tuple[str, ...] = ("standard", "next_edit_suggestion")
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class CompletionOptions:
+    """How to sample one completion. Validated on construction; a bad value raises ValueError naming the field."""
+
+    max_decoding_tokens: int = 64
+    sampling_temperature: float = 0.1
+    seed: int = field(default_factory=_now_ms)
+    presence_penalty: float = 0.0
+    stop_words: tuple[str, ...] = ()
+    mode: Mode = "standard"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \
+                or self.max_decoding_tokens <= 0:
+            raise ValueError(f"max_decoding_tokens must be a positive integer, got {self.max_decoding_tokens!r}")
+        if not isinstance(self.sampling_temperature, (int, float)) or isinstance(self.sampling_temperature, bool) \
+                or not 0.0 <= float(self.sampling_temperature) <= 2.0:
+            raise ValueError(f"sampling_temperature must be a number from 0 to 2, got {self.sampling_temperature!r}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not isinstance(self.presence_penalty, (int, float)) or isinstance(self.presence_penalty, bool) \
+                or not -2.0 <= float(self.presence_penalty) <= 2.0:
+            raise ValueError(f"presence_penalty must be a number from -2 to 2, got {self.presence_penalty!r}")
+        if isinstance(self.stop_words, str) or not all(isinstance(w, str) for w in self.stop_words):
+            raise ValueError(f"stop_words must be a list of strings, got {self.stop_words!r}")
+        if any(w == "" for w in self.stop_words):
+            raise ValueError("stop_words must not contain an empty string")
+        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """The cursor's context as the editor sees it. Text uses "\\n" or "\\r\\n" exactly as the document does."""
+
+    prefix: str
+    suffix: str = ""
+    language: str = "plaintext"
+    filepath: str | None = None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a completion stream receives.
+
+    `text` is the fully templated prompt for backends that take one string. `prefix`/`suffix` are the same clipped
+    context before templating, for FIM-native backends (llama.cpp `/infill`, OpenAI `suffix`, Mistral FIM,
+    Ollama `suffix`). `suffix` is None in prefix-only mode."""
+
+    text: str
+    prefix: str
+    suffix: str | None = None
+    language: str = "plaintext"
+    filepath: str | None = None
+
+
+class StopReason(str, enum.Enum):
+    STOP_WORD = "stop_word"
+    TOKEN_LIMIT = "token_limit"
+    END_OF_STREAM = "end_of_stream"
+
+
+@dataclass
+class GenerationStats:
+    """Filled in by a backend while it streams, when it knows (llama-server reports these in `timings`).
+
+    Passed by the caller; a backend that knows nothing leaves it alone."""
+
+    prompt_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
+    generated_tokens: int | None = None
+    hit_token_limit: bool = False
+    timings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    stop_reason: StopReason
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    prompt: Prompt | None = None
+
+
+# --- chat -----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """An OpenAI-shaped chat request. Vendors' differences are applied by a per-vendor normalisation table."""
+
+    messages: tuple[ChatMessage, ...]
+    model: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    seed: int | None = None
+    user: str | None = None
+    stop: tuple[str, ...] = ()
+
+    def to_openai(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in self.messages]}
+        for name in ("model", "max_tokens", "temperature", "presence_penalty", "frequency_penalty", "seed", "user"):
+            value = getattr(self, name)
+            if value is not None:
+                body[name] = value
+        if self.stop:
+            body["stop"] = list(self.stop)
+        return body
+
+
+@dataclass(frozen=True)
+class ChatChunk:
+    """One streamed piece of an assistant message (OpenAI `choices[0].delta.content`)."""
+
+    content: str
+    finish_reason: str | None = None

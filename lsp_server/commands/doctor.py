@@ -1,0 +1,13 @@
+"""`infill doctor` (being built; see the issue tracker)."""
+
+import argparse
+import sys
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def run(args: argparse.Namespace) -> int:
+    print("infill doctor: not available yet in this build", file=sys.stderr)
+    return 2

@@ -1,0 +1,1 @@
+"""Shared fixtures. The tiny model and the llama-server fixtures are session-scoped (see tests/fixtures)."""
