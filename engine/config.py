@@ -241,3 +241,7 @@ class EngineConfig:
     languages: dict[str, LanguageOverride] = field(default_factory=dict)
     model_cache_dir: str | None = None
     default_org: str = "TabbyML"
+    #: Hugging Face models download only through `infill models download ID`, unless this opt-in is set.
+    allow_download: bool = False
+    #: A Hugging Face mirror (e.g. "https://hf-mirror.com"); None uses HF_ENDPOINT or huggingface.co.
+    hf_endpoint: str | None = None

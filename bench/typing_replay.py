@@ -1,0 +1,616 @@
+"""Typing replay: write real source files keystroke by keystroke through the language server over stdio, as an editor
+would, and measure what the user feels.
+
+For each file a region of lines (by default from 30 % into the file, at most --max-keystrokes keystrokes) is removed
+and typed back: one `didChange` per keystroke at --cps characters per second, an automatic inline completion request
+after each change (a newer one supersedes the older: the client does not wait), and a pause of --line-pause seconds
+after each Enter, where a user looks at the suggestion. Enter and the indentation an editor adds after it are one
+keystroke. The rest of the file stays below the cursor, so the server sees a real suffix.
+
+The same files are replayed twice, each with a fresh server: our pipeline (shipped defaults), and a naive one
+(no debounce, no cache, no typing-through; see NAIVE_SETTINGS). Reported per variant:
+- keystroke → non-empty suggestion: median and p95 over answers that carried a suggestion;
+- suggestions shown (answer arrived before the next keystroke) per 100 keystrokes, and of those, how often the
+  first line equals the text typed next, and how many of its characters the user could accept;
+- model calls per 100 keystrokes, prompt tokens llama-server had to prefill per model call and per suggestion shown;
+- requests answered (a result or an error response): must be 100 %.
+
+    python3 -m bench.typing_replay                        # default files, default model, ours and naive
+    python3 -m bench.typing_replay --smoke                # tiny test model, a few keystrokes
+    python3 -m bench.typing_replay my_file.py --cps 8
+Writes JSON under bench/results/ (per-keystroke latencies included, for bench/plots.py)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import platform
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REPLAY_DIR = Path(__file__).resolve().parent / "replay_files"
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+#: Extension → LSP languageId for the files the replay accepts.
+LANGUAGE_IDS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
+                ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".rb": "ruby", ".lua": "lua"}
+
+#: Server settings of the two variants (merged over the model settings sent as initializationOptions).
+OURS_SETTINGS: dict[str, Any] = {}
+NAIVE_SETTINGS: dict[str, Any] = {
+    "debounce": {"mode": "fixed", "fixedMs": 0},
+    "cacheSize": 0,
+    "typingThroughMax": 0,
+}
+VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS}
+
+SMOKE_KEYSTROKES = 12
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# What is typed
+
+
+@dataclass(frozen=True)
+class Keystroke:
+    #: Characters inserted at the cursor: one character, or a line break plus the next line's indentation.
+    text: str
+    #: Offset in the region before this keystroke.
+    offset: int
+
+
+@dataclass(frozen=True)
+class Region:
+    """`text[start:end]` is typed; `text[:start]` and `text[end:]` are in the document from the start."""
+
+    start: int
+    end: int
+
+
+def choose_region(text: str, start_fraction: float, max_keystrokes: int) -> Region:
+    """Whole lines from the first line start at or after `start_fraction` of the file, skipping that line's
+    indentation (as if the editor had put it there). It ends at the first line end after `max_keystrokes`
+    keystrokes (or the end of the file), so the cursor's line never has text after it."""
+    start = 0 if start_fraction <= 0 else text.find("\n", int(len(text) * start_fraction)) + 1
+    if start <= 0 or start >= len(text):
+        start = 0
+    while start < len(text) and text[start] in " \t":
+        start += 1
+    end = start
+    count = 0
+    while end < len(text):
+        if text[end] == "\n":
+            if count >= max_keystrokes:
+                break
+            end += 1
+            while end < len(text) and text[end] in " \t":
+                end += 1
+        else:
+            end += 1
+        count += 1
+    return Region(start, end)
+
+
+def plan_keystrokes(region_text: str) -> list[Keystroke]:
+    out: list[Keystroke] = []
+    i = 0
+    while i < len(region_text):
+        j = i + 1
+        if region_text[i] == "\n":
+            while j < len(region_text) and region_text[j] in " \t":
+                j += 1
+        out.append(Keystroke(region_text[i:j], i))
+        i = j
+    return out
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def position_of(text: str) -> tuple[int, int]:
+    """LSP position (utf-16) of the end of `text`."""
+    line = text.count("\n")
+    last = text[text.rfind("\n") + 1:]
+    return line, utf16_len(last)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Judging a suggestion against what the user typed next
+
+
+def suggestion_after_cursor(insert_text: str, replaced_before_cursor: str) -> str:
+    """The part of an item's text that goes after the cursor (items may re-insert text before it)."""
+    if replaced_before_cursor and insert_text.startswith(replaced_before_cursor):
+        return insert_text[len(replaced_before_cursor):]
+    return insert_text
+
+
+def first_line(text: str) -> str:
+    """Leading blank lines and indentation plus the first line with content."""
+    stripped = text.lstrip(" \t\r\n")
+    lead = text[:len(text) - len(stripped)]
+    cut = stripped.find("\n")
+    return lead + (stripped if cut < 0 else stripped[:cut])
+
+
+def first_line_matches(suggestion: str, typed_next: str) -> bool:
+    """The suggestion's first line with content is exactly what the user typed next, up to that line's end."""
+    line = first_line(suggestion).rstrip()
+    if not line.strip():
+        return False
+    if not typed_next.startswith(line):
+        return False
+    rest = typed_next[len(line):]
+    return rest == "" or rest.lstrip(" \t").startswith("\n") or rest.strip(" \t") == ""
+
+
+def accepted_chars(suggestion: str, typed_next: str) -> int:
+    """Characters of the suggestion a user could accept: the common beginning with what they typed next."""
+    n = 0
+    for a, b in zip(suggestion, typed_next):
+        if a != b:
+            break
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Measurements
+
+
+@dataclass
+class RequestRecord:
+    file: str
+    keystroke: int
+    sent: float
+    answered: float | None = None
+    error: str | None = None
+    text: str | None = None  # the first item's text after the cursor; None when empty
+    shown: bool = False
+    first_line_exact: bool = False
+    accepted: int = 0
+
+    @property
+    def latency_ms(self) -> float | None:
+        return None if self.answered is None else (self.answered - self.sent) * 1000.0
+
+
+@dataclass
+class VariantResult:
+    variant: str
+    settings: dict[str, Any]
+    keystrokes: int = 0
+    typed_chars: int = 0
+    requests: list[RequestRecord] = field(default_factory=list)
+    stats_before: dict[str, Any] | None = None
+    stats_after: dict[str, Any] | None = None
+    seconds: float = 0.0
+
+
+def _percentile(values: Sequence[float], fraction: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
+
+
+def _delta(before: dict[str, Any] | None, after: dict[str, Any] | None, key: str) -> float | None:
+    if not before or not after or key not in after:
+        return None
+    return after[key] - before.get(key, 0)
+
+
+def summarise(result: VariantResult) -> dict[str, Any]:
+    reqs = result.requests
+    answered = [r for r in reqs if r.answered is not None]
+    with_text = [r for r in answered if r.text]
+    shown = [r for r in with_text if r.shown]
+    latencies = [r.latency_ms for r in with_text]
+    per100 = 100.0 / result.keystrokes if result.keystrokes else 0.0
+    calls = _delta(result.stats_before, result.stats_after, "calls_started")
+    prefilled = _delta(result.stats_before, result.stats_after, "prefilled_tokens")
+    completed = _delta(result.stats_before, result.stats_after, "calls_completed")
+    metrics_before = (result.stats_before or {}).get("llama_server_metrics") or {}
+    metrics_after = (result.stats_after or {}).get("llama_server_metrics") or {}
+    server_prefilled = None
+    if "prompt_tokens_total" in metrics_after:
+        server_prefilled = metrics_after["prompt_tokens_total"] - metrics_before.get(
+            "prompt_tokens_total", 0.0)
+    prefill_total = server_prefilled if server_prefilled is not None else prefilled
+    return {
+        "variant": result.variant,
+        "keystrokes": result.keystrokes,
+        "requests": len(reqs),
+        "answered_share": 100.0 * len(answered) / len(reqs) if reqs else None,
+        "errors": sum(1 for r in answered if r.error),
+        "non_empty_answers": len(with_text),
+        "latency_ms_median": statistics.median(latencies) if latencies else None,
+        "latency_ms_p95": _percentile(latencies, 0.95),
+        "shown_per_100_keystrokes": len(shown) * per100,
+        "first_line_exact_share": 100.0 * sum(r.first_line_exact for r in shown) / len(shown) if shown else None,
+        "accepted_chars_per_shown": statistics.fmean([r.accepted for r in shown]) if shown else None,
+        "accepted_chars_share_of_typed": (100.0 * sum(r.accepted for r in shown) / result.typed_chars
+                                          if result.typed_chars else None),
+        "model_calls_per_100_keystrokes": calls * per100 if calls is not None else None,
+        "model_calls_completed": completed,
+        "prefilled_tokens_total": prefill_total,
+        "prefilled_tokens_source": "llama-server /metrics" if server_prefilled is not None else "timings",
+        "prefilled_tokens_per_call": prefill_total / calls if prefill_total is not None and calls else None,
+        "prefilled_tokens_per_shown": prefill_total / len(shown) if prefill_total is not None and shown else None,
+        "seconds": result.seconds,
+    }
+
+
+def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | None]:
+    keys = ("latency_ms_median", "latency_ms_p95", "model_calls_per_100_keystrokes", "prefilled_tokens_per_call",
+            "prefilled_tokens_per_shown", "prefilled_tokens_total", "shown_per_100_keystrokes",
+            "first_line_exact_share")
+    out: dict[str, float | None] = {}
+    for key in keys:
+        a, b = ours.get(key), naive.get(key)
+        out[key] = a / b if a is not None and b else None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The LSP client
+
+
+class ReplayClient:
+    """A minimal editor: pygls's LanguageClient talking to `python -m bench.replay_server` over stdio."""
+
+    def __init__(self, init_options: dict[str, Any]):
+        from pygls.lsp.client import LanguageClient
+
+        self.init_options = init_options
+        self.client = LanguageClient("infill-typing-replay", "1")
+        self.status: list[dict[str, Any]] = []
+        self._register_handlers()
+
+    def _register_handlers(self) -> None:
+        client = self.client
+
+        @client.feature("infill/didChangeStatus")
+        def on_status(params: Any) -> None:
+            kind = getattr(params, "kind", None) or (params.get("kind") if isinstance(params, dict) else None)
+            message = getattr(params, "message", None) or (params.get("message") if isinstance(params, dict) else "")
+            self.status.append({"kind": kind, "message": message})
+
+        @client.feature("window/logMessage")
+        def on_log(params: Any) -> None:
+            pass
+
+        @client.feature("window/showMessage")
+        def on_show(params: Any) -> None:
+            pass
+
+        @client.feature("$/progress")
+        def on_progress(params: Any) -> None:
+            pass
+
+        @client.feature("window/workDoneProgress/create")
+        def on_progress_create(params: Any) -> None:
+            return None
+
+    async def start(self) -> None:
+        from lsprotocol import types
+
+        await self.client.start_io(sys.executable, "-m", "bench.replay_server", cwd=str(REPO_ROOT))
+        capabilities = types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+            window=types.WindowClientCapabilities(work_done_progress=True),
+            text_document=types.TextDocumentClientCapabilities(
+                synchronization=types.TextDocumentSyncClientCapabilities(),
+                inline_completion=types.InlineCompletionClientCapabilities(dynamic_registration=False)))
+        await self.client.initialize_async(types.InitializeParams(
+            capabilities=capabilities, process_id=None, root_uri=None, initialization_options=self.init_options))
+        self.client.initialized(types.InitializedParams())
+
+    async def stats(self) -> dict[str, Any] | None:
+        from .replay_server import STATS_METHOD
+
+        result = await self.client.protocol.send_request_async(STATS_METHOD, {})
+        return _plain(result)
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 30)
+            self.client.exit(None)
+        except Exception:  # the server may already be gone; stop() below still reaps it
+            pass
+        await self.client.stop()
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, (int, float, str, bool)):
+        return value
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):  # pygls turns JSON objects into namedtuples
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _items(result: Any) -> list[Any]:
+    if result is None:
+        return []
+    if isinstance(result, list):
+        return result
+    return list(getattr(result, "items", None) or [])
+
+
+def _item_text(item: Any) -> str:
+    text = item.insert_text
+    return text if isinstance(text, str) else getattr(text, "value", "")
+
+
+async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argparse.Namespace,
+                      result: VariantResult) -> None:
+    from lsprotocol import types
+
+    text = path.read_text(encoding="utf-8")
+    region = choose_region(text, args.start_fraction, args.max_keystrokes)
+    before, region_text, after = text[:region.start], text[region.start:region.end], text[region.end:]
+    keystrokes = plan_keystrokes(region_text)
+    language = LANGUAGE_IDS.get(path.suffix, "plaintext")
+    # A distinct URI per run keeps documents apart; the path part keeps the real file name (exclusion globs).
+    uri = f"file:///infill-replay/{uri_index}/{path.name}"
+    client = rc.client
+    version = 1
+    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id=language, version=version, text=before + after)))
+    interval = 1.0 / args.cps
+    pending: list[tuple[str, Any]] = []  # (request id, concurrent.futures.Future)
+    records: list[RequestRecord] = []
+    typed = ""
+    next_time = time.perf_counter()
+    for index, key in enumerate(keystrokes):
+        delay = next_time - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        cursor_line, cursor_col = position_of(before + typed)
+        version += 1
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangePartial(
+                range=types.Range(types.Position(cursor_line, cursor_col), types.Position(cursor_line, cursor_col)),
+                text=key.text)]))
+        typed += key.text
+        sent = time.perf_counter()
+        line, col = position_of(before + typed)
+        record = RequestRecord(file=path.name, keystroke=index, sent=sent)
+        records.append(record)
+        msg_id = f"replay-{uri_index}-{index}"
+        future = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line, col),
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)),
+            msg_id=msg_id)
+        typed_next = region_text[len(typed):]
+        line_before_cursor = (before + typed)[(before + typed).rfind("\n") + 1:]
+        future.add_done_callback(_on_answer(record, typed_next, line, line_before_cursor))
+        if args.client_cancel and pending and not pending[-1][1].done():
+            client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=pending[-1][0]))
+        pending.append((msg_id, future))
+        next_time += interval + (args.line_pause if "\n" in key.text else 0.0)
+        result.keystrokes += 1
+        result.typed_chars += len(key.text)
+    # The last answer is shown until the user moves on.
+    final_deadline = time.perf_counter() + args.answer_timeout
+    while any(not f.done() for _, f in pending) and time.perf_counter() < final_deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(args.line_pause)
+    # Shown: answered before the next keystroke was typed (the editor drops answers for an outdated document).
+    for record, following in zip(records, records[1:] + [None]):
+        limit = following.sent if following is not None else float("inf")
+        record.shown = bool(record.text) and record.answered is not None and record.answered <= limit
+        if not record.shown:
+            record.first_line_exact = False
+            record.accepted = 0
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
+    result.requests.extend(records)
+
+
+def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cursor: str):
+    def done(future: Any) -> None:
+        record.answered = time.perf_counter()
+        if future.cancelled():
+            record.error = "cancelled by the client"
+            return
+        exc = future.exception()
+        if exc is not None:
+            record.error = f"{type(exc).__name__}: {exc}"
+            return
+        items = _items(future.result())
+        if not items:
+            return
+        item = items[0]
+        replaced = ""
+        if item.range is not None and item.range.start.line == line:
+            start_col = item.range.start.character
+            # utf-16 column → index in the line (the replay files are mostly ASCII; be exact anyway)
+            index, units = 0, 0
+            while index < len(line_before_cursor) and units < start_col:
+                units += utf16_len(line_before_cursor[index])
+                index += 1
+            replaced = line_before_cursor[index:]
+        text = suggestion_after_cursor(_item_text(item), replaced)
+        if not text:
+            return
+        record.text = text
+        record.first_line_exact = first_line_matches(text, typed_next)
+        record.accepted = accepted_chars(text, typed_next)
+    return done
+
+
+async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namespace,
+                      model_settings: dict[str, Any]) -> VariantResult:
+    from engine.config import merge
+
+    settings = merge(model_settings, VARIANTS[variant])
+    result = VariantResult(variant=variant, settings=settings)
+    rc = ReplayClient(settings)
+    await rc.start()
+    try:
+        await warm_up(rc, args)
+        result.stats_before = await rc.stats()
+        started = time.perf_counter()
+        for index, path in enumerate(files):
+            await replay_file(rc, path, index, args, result)
+        result.seconds = time.perf_counter() - started
+        result.stats_after = await rc.stats()
+    finally:
+        await rc.stop()
+    return result
+
+
+async def warm_up(rc: ReplayClient, args: argparse.Namespace) -> None:
+    """One invoked request on a scratch document, so model loading is not counted as typing latency."""
+    from lsprotocol import types
+
+    uri = "file:///infill-replay/warm-up.py"
+    rc.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
+        uri=uri, language_id="python", version=1, text="def add(a, b):\n    ")))
+    try:
+        await asyncio.wait_for(rc.client.text_document_inline_completion_async(types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(1, 4),
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))),
+            args.ready_timeout)
+    except Exception as exc:
+        statuses = "; ".join(f"{s['kind']}: {s['message']}" for s in rc.status) or "no status received"
+        raise RuntimeError(f"typing replay: the server could not complete a warm-up request ({exc}); "
+                           f"server status: {statuses}") from exc
+    rc.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Command line
+
+
+def default_files() -> list[Path]:
+    return sorted(p for p in REPLAY_DIR.iterdir() if p.suffix in LANGUAGE_IDS)
+
+
+def model_settings(args: argparse.Namespace) -> dict[str, Any]:
+    completion: dict[str, Any] = {"kind": "local", "local": {"extraArgs": ["--metrics"]}}
+    if args.model:
+        completion["model"] = args.model
+    if args.binary:
+        completion["local"]["binary"] = args.binary
+    return {"completion": completion}
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+ROWS = (
+    ("keystroke → suggestion, median (ms)", "latency_ms_median", 0),
+    ("keystroke → suggestion, p95 (ms)", "latency_ms_p95", 0),
+    ("suggestions shown / 100 keystrokes", "shown_per_100_keystrokes", 1),
+    ("first line exact (% of shown)", "first_line_exact_share", 1),
+    ("accepted chars per shown suggestion", "accepted_chars_per_shown", 1),
+    ("accepted chars (% of typed)", "accepted_chars_share_of_typed", 1),
+    ("model calls / 100 keystrokes", "model_calls_per_100_keystrokes", 1),
+    ("prefilled prompt tokens per model call", "prefilled_tokens_per_call", 1),
+    ("prefilled prompt tokens per shown suggestion", "prefilled_tokens_per_shown", 1),
+    ("prefilled prompt tokens, total", "prefilled_tokens_total", 0),
+    ("requests answered (%)", "answered_share", 1),
+)
+
+
+def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
+    names = list(summaries)
+    header = "| metric | " + " | ".join(names) + (" | ours / naive |" if ratio is not None else " |")
+    lines = [header, "|" + "---|" * (len(names) + 1 + (ratio is not None))]
+    for label, key, digits in ROWS:
+        cells = [_fmt(summaries[n].get(key), digits) for n in names]
+        tail = f" | {_fmt(ratio.get(key), 2)}" if ratio is not None else ""
+        lines.append(f"| {label} | " + " | ".join(cells) + tail + " |")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m bench.typing_replay", description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help=f"source files to replay (default: {REPLAY_DIR})")
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="default: ours and naive")
+    parser.add_argument("--cps", type=float, default=10.0, help="typing speed, characters per second (default 10)")
+    parser.add_argument("--line-pause", type=float, default=1.0, help="seconds of pause after each Enter (default 1)")
+    parser.add_argument("--max-keystrokes", type=int, default=200, help="keystrokes per file (default 200)")
+    parser.add_argument("--start-fraction", type=float, default=0.3,
+                        help="where in each file the typed region starts (default 0.3)")
+    parser.add_argument("--model", help="GGUF path or model id (default: the embedded Gemma 3 270M)")
+    parser.add_argument("--binary", help="llama-server binary (default: Infill's discovery)")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"tiny test model, one file, {SMOKE_KEYSTROKES} keystrokes: checks that the replay runs")
+    parser.add_argument("--client-cancel", action="store_true",
+                        help="also send $/cancelRequest for the previous request (default: rely on the server)")
+    parser.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the model to load")
+    parser.add_argument("--answer-timeout", type=float, default=60.0,
+                        help="seconds to wait for outstanding answers at the end of a file")
+    parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/typing-<time>.json)")
+    return parser
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    files = list(args.files) or default_files()
+    if args.smoke:
+        from .quality import smoke_model_path
+
+        files = files[:1]
+        args.max_keystrokes = min(args.max_keystrokes, SMOKE_KEYSTROKES)
+        args.model = args.model or str(smoke_model_path())
+    for path in files:
+        if not path.is_file():
+            raise FileNotFoundError(f"typing replay: file not found: {path}")
+    variants = args.variant or list(VARIANTS)
+    summaries: dict[str, dict[str, Any]] = {}
+    raw: dict[str, Any] = {}
+    for variant in variants:
+        result = await run_variant(variant, files, args, model_settings(args))
+        summaries[variant] = summarise(result)
+        raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                        "stats_after": result.stats_after,
+                        "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
+    ratio = ratios(summaries["ours"], summaries["naive"]) if {"ours", "naive"} <= set(summaries) else None
+    return {
+        "benchmark": "typing_replay",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "config": {"files": [str(p) for p in files], "cps": args.cps, "line_pause": args.line_pause,
+                   "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
+                   "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
+                   "client_cancel": bool(args.client_cancel)},
+        "summary": summaries,
+        "ratios": ratio,
+        "variants": raw,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    report = asyncio.run(run(args))
+    output = args.output
+    if output is None:
+        RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+        tag = "smoke" if args.smoke else "full"
+        output = RESULTS_DIR / f"typing-{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=1))
+    print(format_table(report["summary"], report["ratios"]))
+    print(f"\nwrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

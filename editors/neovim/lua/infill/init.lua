@@ -1,0 +1,396 @@
+--- Infill for Neovim: registers the `infill` language server, turns on Neovim's inline completion (ghost text) for
+--- it, and adds keymaps and the `:Infill` command.
+---
+--- ```lua
+--- require('infill').setup({
+---   settings = { completion = { kind = 'local', model = '~/models/qwen2.5-coder-1.5b-q8_0.gguf' } },
+--- })
+--- ```
+local config = require('infill.config')
+local status = require('infill.status')
+local accept = require('infill.accept')
+
+local M = {}
+
+local api = vim.api
+local NAME = 'infill'
+local INLINE = 'textDocument/inlineCompletion'
+
+---@type infill.Options?
+M.options = nil
+
+--- Whether this Neovim has the built-in inline completion UI (0.12+).
+function M.has_inline_completion()
+  return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get ~= nil
+end
+
+--- Whether this Neovim has `vim.lsp.config`/`vim.lsp.enable` (0.11+).
+function M.has_lsp_config()
+  return type(vim.lsp.config) == 'table' and vim.lsp.enable ~= nil
+end
+
+--- An empty Lua table encodes as a JSON list; the server wants an object for its settings.
+local function as_object(tbl)
+  if next(tbl) == nil then
+    return vim.empty_dict()
+  end
+  return tbl
+end
+
+--- The `vim.lsp.Config` for the server, built from the resolved options.
+---@param opts? infill.Options
+---@return vim.lsp.Config
+function M.lsp_config(opts)
+  opts = opts or M.options or config.resolve()
+  return {
+    name = NAME,
+    cmd = opts.cmd,
+    cmd_env = opts.cmd_env,
+    filetypes = opts.filetypes,
+    root_markers = opts.root_markers,
+    -- initializationOptions, the `infill` section for workspace/configuration, and (sent by Neovim after
+    -- initialize) workspace/didChangeConfiguration {settings = {infill = ...}} all carry the same settings.
+    init_options = as_object(vim.deepcopy(opts.settings)),
+    settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) },
+    handlers = { ['infill/didChangeStatus'] = status.handler },
+    on_exit = function(_, _, client_id)
+      status.forget(client_id)
+    end,
+  }
+end
+
+---@return vim.lsp.Client[]
+function M.clients(filter)
+  return vim.lsp.get_clients(vim.tbl_extend('force', { name = NAME }, filter or {}))
+end
+
+--- Pushes new server settings to the running clients (`workspace/didChangeConfiguration`), e.g.
+--- `require('infill').update_settings({ multiline = 'never' })`. Kept for clients started later too.
+---@param settings table merged into the current settings
+function M.update_settings(settings)
+  local opts = M.options or config.resolve()
+  opts.settings = vim.tbl_deep_extend('force', opts.settings, settings)
+  M.options = opts
+  if M.has_lsp_config() then
+    vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
+      settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
+  end
+  for _, client in ipairs(M.clients()) do
+    client.settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) }
+    client:notify('workspace/didChangeConfiguration', { settings = client.settings })
+  end
+end
+
+-- Keymaps ---------------------------------------------------------------------------------------------------------
+
+--- Accepts the next word or line of the shown suggestion; returns false when none is shown.
+---@param unit 'word'|'line'
+function M.accept_part(unit)
+  if not M.has_inline_completion() then
+    return false
+  end
+  return vim.lsp.inline_completion.get({
+    on_accept = function(item)
+      local client = vim.lsp.get_client_by_id(item.client_id)
+      local bufnr = api.nvim_get_current_buf()
+      local winid = api.nvim_get_current_win()
+      local cursor = api.nvim_win_get_cursor(winid)
+      local row, col = cursor[1] - 1, cursor[2]
+      local remaining, typed = accept.remaining(item, bufnr, row, col)
+      local chunk = remaining and (unit == 'word' and accept.next_word(remaining) or accept.next_line(remaining))
+      if not client or not remaining or chunk == remaining then
+        -- Nothing partial about it: accept the whole item (range, acceptance command and all).
+        return M.accept_item(item)
+      end
+      local encoding = client.offset_encoding
+      local lsp_item = accept.lsp_item(item, encoding)
+      accept.insert(bufnr, winid, row, col, chunk)
+      client:notify('textDocument/didPartiallyAcceptCompletion', {
+        item = lsp_item,
+        acceptedLength = accept.length(item.insert_text:sub(1, typed + #chunk), encoding),
+      })
+    end,
+  })
+end
+
+--- Applies a whole item the way Neovim's default accept does, then runs its acceptance command.
+function M.accept_item(item)
+  local bufnr = api.nvim_get_current_buf()
+  local text = item.insert_text
+  if type(text) ~= 'string' then
+    vim.snippet.expand(text.value)
+  elseif item.range then
+    local lines = vim.split(text, '\n', { plain = true })
+    local s, e = item.range.start, item.range.end_
+    api.nvim_buf_set_text(bufnr, s.row, s.col, e.row, e.col, lines)
+    api.nvim_win_set_cursor(0, { s.row + #lines, (#lines == 1 and s.col or 0) + #lines[#lines] })
+  else
+    api.nvim_paste(text, false, 0)
+  end
+  local client = vim.lsp.get_client_by_id(item.client_id)
+  if client and item.command then
+    client:exec_cmd(item.command, { bufnr = bufnr })
+  end
+end
+
+--- Hides the shown suggestion; returns false when none is shown.
+function M.dismiss()
+  if not M.has_inline_completion() then
+    return false
+  end
+  return vim.lsp.inline_completion.get({ on_accept = function() end })
+end
+
+local function set_keymaps(bufnr, keymaps)
+  if not keymaps or not M.has_inline_completion() then
+    return
+  end
+  local function map(name, rhs, desc, expr)
+    local lhs = keymaps[name]
+    if lhs then
+      vim.keymap.set('i', lhs, rhs, { buffer = bufnr, expr = expr, desc = 'Infill: ' .. desc })
+    end
+  end
+  -- With a fallback: the key keeps its usual meaning when no suggestion is shown.
+  local function with_fallback(name, action)
+    return function()
+      if action() then
+        return ''
+      end
+      return keymaps[name]
+    end
+  end
+  map('accept', with_fallback('accept', function()
+    return vim.lsp.inline_completion.get()
+  end), 'accept the suggestion', true)
+  map('accept_word', with_fallback('accept_word', function()
+    return M.accept_part('word')
+  end), 'accept the next word', true)
+  map('accept_line', with_fallback('accept_line', function()
+    return M.accept_part('line')
+  end), 'accept the next line', true)
+  map('dismiss', with_fallback('dismiss', M.dismiss), 'dismiss the suggestion', true)
+  map('next', function()
+    vim.lsp.inline_completion.select({ count = 1 })
+  end, 'next suggestion')
+  map('prev', function()
+    vim.lsp.inline_completion.select({ count = -1 })
+  end, 'previous suggestion')
+end
+
+local function on_attach(client, bufnr)
+  local opts = M.options or config.resolve()
+  if opts.inline_completion and M.has_inline_completion() then
+    vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+  end
+  set_keymaps(bufnr, opts.keymaps)
+  api.nvim_exec_autocmds('User', { pattern = 'InfillAttach', modeline = false,
+    data = { client_id = client.id, bufnr = bufnr } })
+end
+
+-- The request API (Neovim 0.11, which has no inline completion UI) ------------------------------------------------
+
+--- Requests inline completions at the cursor (an explicit, `Invoked` request) and calls `callback(err, items)`
+--- with the server's items (`insertText`, `range`, `command`).
+---@param callback fun(err: lsp.ResponseError?, items: lsp.InlineCompletionItem[]?, client: vim.lsp.Client?)
+---@param bufnr? integer
+function M.request(callback, bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local client = M.clients({ bufnr = bufnr })[1]
+  if not client then
+    callback({ code = -32803, message = 'infill: no infill server attached to buffer ' .. bufnr }, nil, nil)
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  params.context = { triggerKind = 1 }
+  client:request(INLINE, params, function(err, result)
+    local items = result and (result.items or result) or nil
+    callback(err, items, client)
+  end, bufnr)
+end
+
+local function cursor_position(winid, client)
+  return vim.lsp.util.make_position_params(winid, client.offset_encoding).position
+end
+
+--- Inserts the first suggestion at the cursor (for Neovim versions without the ghost-text UI).
+function M.complete()
+  local bufnr = api.nvim_get_current_buf()
+  local winid = api.nvim_get_current_win()
+  M.request(function(err, items, client)
+    if err or not items or not items[1] or not client then
+      vim.notify(err and ('infill: ' .. err.message) or 'infill: no suggestion', vim.log.levels.INFO)
+      return
+    end
+    local item = items[1]
+    local text = type(item.insertText) == 'string' and item.insertText or item.insertText.value
+    local here = cursor_position(winid, client)
+    local range = item.range or { start = here, ['end'] = here }
+    vim.lsp.util.apply_text_edits({ { range = range, newText = text } }, bufnr, client.offset_encoding)
+    if item.command then
+      client:exec_cmd(item.command, { bufnr = bufnr })
+    end
+  end, bufnr)
+end
+
+-- Commands --------------------------------------------------------------------------------------------------------
+
+--- `:Infill status`
+function M.status()
+  local clients = M.clients()
+  if #clients == 0 then
+    vim.notify('Infill: no server running (open a file to start it)', vim.log.levels.WARN)
+    return
+  end
+  local lines = {}
+  for _, client in ipairs(clients) do
+    local s = status.by_client[client.id]
+    local text = s and (s.kind .. (s.message ~= '' and (': ' .. s.message) or '')) or 'starting (no status yet)'
+    if s and s.detail then
+      text = text .. ' (' .. s.detail .. ')'
+    end
+    local bufs = vim.tbl_keys(client.attached_buffers)
+    table.insert(lines, ('client %d [%s], %d buffer(s): %s'):format(client.id, table.concat(client.config.cmd, ' '),
+      #bufs, text))
+  end
+  vim.notify('Infill: ' .. table.concat(lines, '\n'), vim.log.levels.INFO)
+end
+
+--- Starts the server for `bufnr` (used when `vim.lsp.enable` is unavailable, and by restart).
+function M.start(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local cfg = M.has_lsp_config() and vim.lsp.config[NAME] or M.lsp_config()
+  local root_dir = vim.fs.root(bufnr, (M.options or config.defaults).root_markers)
+  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { root_dir = root_dir }), { bufnr = bufnr })
+end
+
+--- `:Infill restart`: stops the servers and starts one again for every buffer they served.
+function M.restart()
+  local buffers = {}
+  local clients = M.clients()
+  for _, client in ipairs(clients) do
+    for bufnr in pairs(client.attached_buffers) do
+      buffers[#buffers + 1] = bufnr
+    end
+    client:stop()
+  end
+  vim.wait(5000, function()
+    for _, client in ipairs(clients) do
+      if not client:is_stopped() then
+        return false
+      end
+    end
+    return true
+  end, 50)
+  for _, client in ipairs(clients) do
+    if not client:is_stopped() then
+      client:stop(true)
+    end
+  end
+  if #buffers == 0 and vim.bo.buftype == '' then
+    buffers = { api.nvim_get_current_buf() }
+  end
+  for _, bufnr in ipairs(buffers) do
+    if api.nvim_buf_is_valid(bufnr) then
+      M.start(bufnr)
+    end
+  end
+end
+
+--- The server's log file: `log_file` from the settings, else `$XDG_STATE_HOME/infill/infill.log`.
+function M.log_path()
+  local settings = (M.options or config.defaults).settings
+  local configured = settings.log_file or settings.logFile
+  if configured then
+    return vim.fs.normalize(configured)
+  end
+  local state = vim.env.XDG_STATE_HOME
+  if not state or state == '' then
+    state = vim.fs.joinpath(vim.env.HOME or vim.fn.expand('~'), '.local', 'state')
+  end
+  return vim.fs.joinpath(state, 'infill', 'infill.log')
+end
+
+--- `:Infill log`: opens the server's log file, or Neovim's LSP log when the server has written none yet.
+function M.log()
+  local path = M.log_path()
+  if vim.uv.fs_stat(path) == nil then
+    vim.notify(('Infill: no server log at %s yet; opening the LSP client log'):format(path), vim.log.levels.INFO)
+    path = vim.lsp.get_log_path()
+  end
+  vim.cmd.split(vim.fn.fnameescape(path))
+end
+
+local SUBCOMMANDS = {
+  status = M.status,
+  restart = M.restart,
+  log = M.log,
+  enable = function()
+    M.update_settings({ enabled = true })
+  end,
+  disable = function()
+    M.update_settings({ enabled = false })
+  end,
+  toggle = function()
+    M.update_settings({ enabled = (M.options or config.defaults).settings.enabled == false })
+  end,
+}
+
+function M.command(args)
+  local name = args.fargs[1] or 'status'
+  local run = SUBCOMMANDS[name]
+  if not run then
+    vim.notify(('Infill: unknown subcommand %q (valid: %s)'):format(name,
+      table.concat(vim.tbl_keys(SUBCOMMANDS), ', ')), vim.log.levels.ERROR)
+    return
+  end
+  run()
+end
+
+function M.complete_subcommand(arg_lead)
+  local names = vim.tbl_keys(SUBCOMMANDS)
+  table.sort(names)
+  return vim.tbl_filter(function(n)
+    return n:find(arg_lead, 1, true) == 1
+  end, names)
+end
+
+M.statusline = status.statusline
+
+-- Setup -----------------------------------------------------------------------------------------------------------
+
+local attach_group
+
+--- Configures and enables the server. Calling it again replaces the options.
+---@param opts? table see `infill.Options` in lua/infill/config.lua
+function M.setup(opts)
+  M.options = config.resolve(opts)
+  status.notify_errors = M.options.notify_errors
+  attach_group = api.nvim_create_augroup('infill.attach', { clear = true })
+  api.nvim_create_autocmd('LspAttach', {
+    group = attach_group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == NAME then
+        on_attach(client, ev.buf)
+      end
+    end,
+  })
+  if M.has_lsp_config() then
+    vim.lsp.config(NAME, M.lsp_config(M.options))
+    vim.lsp.enable(NAME)
+  else
+    -- Neovim 0.10: start per buffer ourselves.
+    api.nvim_create_autocmd('FileType', {
+      group = attach_group,
+      callback = function(ev)
+        local fts = M.options.filetypes
+        if vim.bo[ev.buf].buftype == '' and (not fts or vim.tbl_contains(fts, ev.match)) then
+          M.start(ev.buf)
+        end
+      end,
+    })
+  end
+end
+
+return M

@@ -1,0 +1,44 @@
+"""Azure OpenAI: chat and embeddings on a deployment.
+
+Shapes from https://learn.microsoft.com/azure/ai-services/openai/reference : the URL names the deployment
+(`{endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...`), the key goes in an `api-key`
+header, and the body is OpenAI's. Our `model` setting is the deployment name."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import httpx
+
+from ..config import HttpSettings
+from .chat_normalize import ChatNormalizer
+from .openai import OpenAIChat, OpenAIEmbedding
+
+API_VERSION = "2024-10-21"
+
+
+def deployment_path(deployment: str, operation: str, api_version: str = API_VERSION) -> str:
+    return f"/openai/deployments/{quote(deployment, safe='')}/{operation}?api-version={api_version}"
+
+
+class AzureChat(OpenAIChat):
+    def __init__(self, endpoint: str, *, deployment: str, supported_models: tuple[str, ...] = (),
+                 http_settings: HttpSettings = HttpSettings(), api_key: str | None = None,
+                 client: httpx.AsyncClient | None = None):
+        super().__init__(endpoint, normalizer=ChatNormalizer("azure", deployment, supported_models),
+                         vendor="azure", http_settings=http_settings, api_key=api_key,
+                         path=deployment_path(deployment, "chat/completions"), client=client)
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"api-key": self._api_key} if self._api_key else {}
+
+
+class AzureEmbedding(OpenAIEmbedding):
+    def __init__(self, endpoint: str, *, deployment: str, http_settings: HttpSettings = HttpSettings(),
+                 api_key: str | None = None, client: httpx.AsyncClient | None = None):
+        # The deployment picks the model; Azure ignores a `model` field, so none is sent.
+        super().__init__(endpoint, model=None, vendor="azure", http_settings=http_settings, api_key=api_key,
+                         path=deployment_path(deployment, "embeddings"), client=client)
+
+    def auth_headers(self) -> dict[str, str]:
+        return {"api-key": self._api_key} if self._api_key else {}

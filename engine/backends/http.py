@@ -1,0 +1,351 @@
+"""What every remote backend shares: one pooled HTTP client per endpoint, secrets kept out of logs, and the retry rule.
+
+Why one client per endpoint: keep-alive connections make the second keystroke's request skip the TCP/TLS handshake,
+which on a hosted API is most of the latency budget. Clients are reference-counted so that the completion, chat and
+embedding backends of one server share the pool and the last one to close it closes it.
+
+Why retries only before the first token: once text has reached the editor a retry would produce a different
+completion that the caller cannot splice in, so a failure mid-stream is reported, never hidden."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import logging
+import re
+import ssl
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+from httpx_sse import EventSource
+
+from ..config import HttpSettings
+from ..errors import BackendError, ConfigError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: A server asking us to wait longer than this is treated as a failure: an editor suggestion that late is useless.
+MAX_RETRY_AFTER = 30.0
+#: First backoff delay; doubles on each retry.
+BACKOFF_BASE = 0.25
+
+#: Patched by tests to observe the delays without waiting them out.
+sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Endpoints
+
+
+def is_loopback(url: str) -> bool:
+    """True for localhost and 127.0.0.0/8 / ::1 endpoints, which must never go through a proxy."""
+    host = (urlsplit(url).hostname or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_endpoint(url: str | None, key: str) -> str:
+    """The endpoint without a trailing slash; ConfigError naming `key` when it is missing or not an http(s) URL."""
+    if not url:
+        raise ConfigError(key, "is required for this kind (the base URL of the server, e.g. http://127.0.0.1:8080)")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(key, f"must be an http:// or https:// URL, got {url!r}")
+    return url.rstrip("/")
+
+
+def join_url(base: str, path: str) -> str:
+    return base.rstrip("/") + "/" + path.lstrip("/")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Secrets
+
+
+def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
+    """`text` with every given secret and every bearer token replaced, so it can be logged or shown."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return re.sub(r"(?i)(bearer\s+)[^\s\"',]+", r"\1***", text)
+
+
+_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers safe to log: credentials replaced by ***."""
+    return {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
+
+
+def bearer(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The shared clients
+
+
+def _settings_key(settings: HttpSettings) -> tuple:
+    return (settings.connect_timeout, settings.read_timeout, settings.proxy, settings.ca_bundle,
+            settings.verify_tls, tuple(sorted(settings.headers.items())))
+
+
+def build_client(endpoint: str, settings: HttpSettings) -> httpx.AsyncClient:
+    """A keep-alive client for one endpoint, honouring the timeout, proxy, CA and TLS settings."""
+    timeout = httpx.Timeout(connect=settings.connect_timeout, read=settings.read_timeout,
+                            write=settings.read_timeout, pool=settings.connect_timeout)
+    verify: ssl.SSLContext | bool = True
+    if settings.ca_bundle:
+        try:
+            verify = ssl.create_default_context(cafile=settings.ca_bundle)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError("http.ca_bundle", f"cannot load CA bundle {settings.ca_bundle!r}: {exc}") from exc
+    if not settings.verify_tls:
+        log.warning("TLS certificate verification is off for %s (http.verify_tls = false)", endpoint)
+        verify = False
+    loopback = is_loopback(endpoint)
+    if loopback and urlsplit(endpoint).scheme == "http" and not settings.ca_bundle:
+        # No TLS can happen (no proxy, no redirects followed): skip building an SSL context (~25 ms).
+        verify = False
+    return httpx.AsyncClient(
+        timeout=timeout,
+        verify=verify,
+        # Loopback: never a proxy, and ignore HTTP(S)_PROXY from the environment too.
+        proxy=None if loopback else settings.proxy,
+        trust_env=not loopback,
+        headers=dict(settings.headers),
+        limits=httpx.Limits(max_keepalive_connections=8, keepalive_expiry=60.0),
+    )
+
+
+@dataclass
+class _Pooled:
+    client: httpx.AsyncClient
+    refs: int
+
+
+_POOL: dict[tuple, _Pooled] = {}
+
+
+def acquire_client(endpoint: str, settings: HttpSettings) -> httpx.AsyncClient:
+    """The shared client for `endpoint` with these settings; pair every call with `release_client`."""
+    key = (_origin(endpoint), _settings_key(settings))
+    pooled = _POOL.get(key)
+    if pooled is None or pooled.client.is_closed:
+        pooled = _POOL[key] = _Pooled(build_client(endpoint, settings), 0)
+    pooled.refs += 1
+    return pooled.client
+
+
+async def release_client(client: httpx.AsyncClient) -> None:
+    for key, pooled in list(_POOL.items()):
+        if pooled.client is client:
+            pooled.refs -= 1
+            if pooled.refs <= 0:
+                del _POOL[key]
+                await client.aclose()
+            return
+    await client.aclose()  # not pooled: the caller owned it alone
+
+
+def forget_client(client: httpx.AsyncClient) -> None:
+    """Drop one reference without closing (for a client that was never used: it holds no connections)."""
+    for key, pooled in list(_POOL.items()):
+        if pooled.client is client:
+            pooled.refs -= 1
+            if pooled.refs <= 0:
+                del _POOL[key]
+            return
+
+
+def pooled_client_count() -> int:
+    return len(_POOL)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Errors and retries
+
+
+class Retryable(Exception):
+    """An attempt failed in a way worth another try (5xx, 429, reset) if nothing was streamed yet."""
+
+    def __init__(self, error: BackendError, delay: float | None = None):
+        super().__init__(str(error))
+        self.error = error
+        self.delay = delay
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+async def check_status(response: httpx.Response, vendor: str) -> None:
+    """Raise for a non-2xx response: Retryable for 429/5xx, BackendError otherwise, with the start of the body."""
+    if response.status_code < 400:
+        return
+    body = await _read_head(response)
+    status = response.status_code
+    if status == 429:
+        delay = parse_retry_after(response.headers.get("retry-after"))
+        error = BackendError(vendor, "rate limited by the server", status, body)
+        raise Retryable(error, delay)
+    if status in (401, 403):
+        raise BackendError(vendor, "the API key was refused (check api_key / api_key_env)", status, body)
+    if status >= 500:
+        raise Retryable(BackendError(vendor, "server error", status, body))
+    raise BackendError(vendor, "request rejected", status, body)
+
+
+async def _read_head(response: httpx.Response, limit: int = 200) -> bytes:
+    try:
+        data = b""
+        async for chunk in response.aiter_bytes():
+            data += chunk
+            if len(data) >= limit:
+                break
+        return data[:limit]
+    except httpx.HTTPError:
+        return b""
+
+
+def transport_error(vendor: str, exc: httpx.HTTPError, settings: HttpSettings) -> BackendError | Retryable:
+    """Map an httpx failure to our errors. Resets and refused connections may be retried; timeouts are not
+    (another try would just double the wait)."""
+    if isinstance(exc, httpx.ReadTimeout):
+        return BackendError(vendor, f"no data from the server for {settings.read_timeout:g} s (http.read_timeout)")
+    if isinstance(exc, httpx.ConnectTimeout):
+        return BackendError(vendor, f"could not connect within {settings.connect_timeout:g} s (http.connect_timeout)")
+    if isinstance(exc, httpx.TimeoutException):
+        return BackendError(vendor, f"timed out: {type(exc).__name__}")
+    if isinstance(exc, (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError)):
+        return Retryable(BackendError(vendor, f"connection failed or was reset: {exc or type(exc).__name__}"))
+    return BackendError(vendor, f"HTTP failure: {exc or type(exc).__name__}")
+
+
+def backoff_delay(attempt: int) -> float:
+    return BACKOFF_BASE * (2 ** attempt)
+
+
+async def with_retries(attempt: Callable[[], AsyncIterator[T]], vendor: str,
+                       settings: HttpSettings) -> AsyncIterator[T]:
+    """Run the streaming `attempt`, retrying it on Retryable failures as long as it has yielded nothing.
+
+    429 waits what Retry-After says (capped at MAX_RETRY_AFTER), other failures back off exponentially."""
+    tries = 0
+    while True:
+        yielded = False
+        agen = attempt()
+        try:
+            async for item in agen:
+                yielded = True
+                yield item
+            return
+        except Retryable as failure:
+            if yielded or tries >= settings.max_retries:
+                raise failure.error from None
+            delay = failure.delay if failure.delay is not None else backoff_delay(tries)
+            if delay > MAX_RETRY_AFTER:
+                raise BackendError(vendor, f"the server asks to retry after {delay:g} s, longer than "
+                                           f"{MAX_RETRY_AFTER:g} s", failure.error.status, failure.error.body) from None
+            tries += 1
+            log.info("%s: %s; retry %d/%d in %.2f s", vendor, failure.error, tries, settings.max_retries, delay)
+        finally:
+            await agen.aclose()
+        await sleep(delay)
+
+
+async def request_json(client: httpx.AsyncClient, vendor: str, settings: HttpSettings, url: str,
+                       body: dict, headers: Mapping[str, str]) -> dict:
+    """POST `body` and return the decoded JSON object, with the same retry rule as the streams."""
+
+    async def attempt() -> AsyncIterator[dict]:
+        try:
+            async with client.stream("POST", url, json=body, headers=dict(headers)) as response:
+                await check_status(response, vendor)
+                raw = await response.aread()
+                yield parse_json_object(raw, vendor, response.status_code)
+        except httpx.HTTPError as exc:
+            raise transport_error(vendor, exc, settings) from None
+
+    async for result in with_retries(attempt, vendor, settings):
+        return result
+    raise BackendError(vendor, "empty response")  # unreachable: attempt yields once or raises
+
+
+def parse_json_object(raw: bytes | str, vendor: str, status: int | None) -> dict:
+    try:
+        value = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BackendError(vendor, "malformed JSON from the server", status, raw) from None
+    if not isinstance(value, dict):
+        raise BackendError(vendor, "expected a JSON object from the server", status, raw)
+    return value
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Streamed bodies
+
+
+async def sse_json(response: httpx.Response, vendor: str) -> AsyncIterator[dict]:
+    """The JSON objects of an SSE stream (httpx-sse does the framing: comments, multi-line `data:`, CRLF).
+
+    Blank keep-alive events are skipped and `[DONE]` ends the stream; anything else that is not a JSON object
+    ends the request with a BackendError carrying the chunk."""
+    if "text/event-stream" not in response.headers.get("content-type", ""):
+        body = await _read_head(response)
+        raise BackendError(vendor, f"expected an event stream, got content-type "
+                                   f"{response.headers.get('content-type')!r}", response.status_code, body)
+    async for event in EventSource(response).aiter_sse():
+        data = event.data.strip()
+        if not data:
+            continue
+        if data == "[DONE]":
+            return
+        chunk = parse_json_object(data, vendor, response.status_code)
+        if "error" in chunk and not chunk.get("choices"):
+            raise BackendError(vendor, "error reported inside the stream", response.status_code, data)
+        yield chunk
+
+
+async def ndjson(response: httpx.Response, vendor: str) -> AsyncIterator[dict]:
+    """The JSON objects of a newline-delimited JSON stream (Ollama); blank lines are skipped."""
+    async for line in response.aiter_lines():
+        line = line.strip()
+        if not line:
+            continue
+        chunk = parse_json_object(line, vendor, response.status_code)
+        if "error" in chunk:
+            raise BackendError(vendor, "error reported inside the stream", response.status_code, line)
+        yield chunk

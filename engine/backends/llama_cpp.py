@@ -1,0 +1,378 @@
+"""llama-server's HTTP API: `/completion`, `/infill`, `/v1/chat/completions`, `/embedding(s)`, `/tokenize`, `/props`.
+
+Used for Infill's own supervised llama-server and for a user's llama-server (the `llama.cpp/*` kinds).
+
+Why no server-side stop words: stops are matched client-side by the streaming stop condition, which also avoids a
+llama-server quirk (a streamed text hitting `n_predict` while ending with the start of a stop string loses that tail).
+Why `/completion` rather than `/v1/completions`: it reports `timings` (prompt/cached/generated tokens, speeds) and
+`stop_type`, which the latency figures and the "hit the token limit" decision need.
+
+Every class resolves its base URL per request through `base_url()`, so the local backend can point the same objects
+at a restarted server (which may have had to take another port) and wait for it while it restarts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any, AsyncIterator
+
+import httpx
+
+from ..config import HttpSettings
+from ..errors import BackendError
+from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
+from . import http as http_util
+
+VENDOR = "llama.cpp"
+#: llama.cpp's embedding models misbehave (or fail) on inputs this short, so they are padded.
+MIN_EMBEDDING_TOKENS = 4
+EMBEDDING_PAD = " ."
+
+
+def _make_client(endpoint: str, settings: HttpSettings) -> httpx.AsyncClient:
+    """Loopback endpoints get a client that ignores proxy environment variables (trust_env=False)."""
+    return http_util.build_client(endpoint, settings)
+
+
+class _LlamaCppHttp:
+    """What every llama-server client shares: the endpoint, the HTTP client, the API key, the retry rule."""
+
+    def __init__(self, endpoint: str, settings: HttpSettings, api_key: str | None,
+                 client: httpx.AsyncClient | None):
+        self.endpoint = endpoint.rstrip("/")
+        self.settings = settings
+        self._api_key = api_key
+        self._client = client
+        self._owns_client = client is None
+
+    def __repr__(self) -> str:  # never show the API key
+        return f"{type(self).__name__}({self.endpoint!r})"
+
+    async def base_url(self) -> str:
+        """The server's base URL for the next request (overridden by the local backend)."""
+        return self.endpoint
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None or self._client.is_closed:
+            self._client = _make_client(self.endpoint, self.settings)
+            self._owns_client = True
+        return self._client
+
+    def _headers(self) -> dict[str, str]:
+        return http_util.bearer(self._api_key)
+
+    async def close(self) -> None:
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _stream_events(self, path: str, body: dict[str, Any], *, done_key: str | None) -> AsyncIterator[dict]:
+        """POST `body` and yield the SSE events as dicts, retrying failures that happen before the first event.
+
+        `done_key`: the event key that marks the last event (`stop` for /completion and /infill); a stream that
+        ends without it was cut off (the server died), which is an error, not a short completion."""
+
+        async def attempt() -> AsyncIterator[dict]:
+            url = http_util.join_url(await self.base_url(), path)
+            finished = done_key is None
+            try:
+                async with self.client.stream("POST", url, json=body, headers=self._headers()) as response:
+                    await _check_status(response, path)
+                    async for event in http_util.sse_json(response, VENDOR):
+                        if done_key is not None and event.get(done_key) is True:
+                            finished = True
+                        yield event
+                        if finished and done_key is not None:
+                            return
+            except httpx.HTTPError as exc:
+                raise http_util.transport_error(VENDOR, exc, self.settings) from None
+            if not finished:
+                raise BackendError(VENDOR, f"{path}: the stream ended before the generation did "
+                                           "(did llama-server stop?)")
+
+        events = http_util.with_retries(attempt, VENDOR, self.settings)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                yield event
+
+    async def _post_json(self, path: str, body: dict[str, Any]) -> Any:
+        """POST and decode the JSON reply (object or list), retrying connection resets and 5xx with backoff."""
+
+        async def attempt() -> AsyncIterator[Any]:
+            url = http_util.join_url(await self.base_url(), path)
+            try:
+                response = await self.client.post(url, json=body, headers=self._headers())
+                await _check_status(response, path)
+                yield _decode_json(response.content, response.status_code, path)
+            except httpx.HTTPError as exc:
+                raise http_util.transport_error(VENDOR, exc, self.settings) from None
+
+        results = http_util.with_retries(attempt, VENDOR, self.settings)
+        async with contextlib.aclosing(results):
+            async for result in results:
+                return result
+        raise BackendError(VENDOR, f"{path}: empty response")
+
+
+async def _check_status(response: httpx.Response, path: str) -> None:
+    if response.status_code == 501:
+        body = await response.aread()
+        raise BackendError(VENDOR, f"{path} is not supported by this server or model", 501, body)
+    if response.status_code == 404:
+        body = await response.aread()
+        raise BackendError(VENDOR, f"{path} was not found on this server (is it llama-server?)", 404, body)
+    await http_util.check_status(response, VENDOR)
+
+
+def _decode_json(raw: bytes, status: int, path: str) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BackendError(VENDOR, f"{path}: malformed JSON from the server", status, raw) from None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Completion
+
+
+def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool) -> dict[str, Any]:
+    """The request body for `/infill` (prefix/suffix; the server adds the model's FIM tokens) or `/completion`."""
+    body: dict[str, Any]
+    if use_infill:
+        body = {"input_prefix": prompt.prefix, "input_suffix": prompt.suffix or ""}
+    else:
+        body = {"prompt": prompt.text}
+    body.update({
+        "n_predict": options.max_decoding_tokens,
+        "temperature": options.sampling_temperature,
+        "seed": options.seed,
+        "presence_penalty": options.presence_penalty,
+        "cache_prompt": True,
+        "stream": True,
+    })
+    return body
+
+
+def fill_stats(stats: GenerationStats | None, event: dict) -> None:
+    """Copy the last event's token counts and timings into `stats`."""
+    if stats is None:
+        return
+    timings = event.get("timings")
+    if isinstance(timings, dict):
+        stats.timings = dict(timings)
+        cached = timings.get("cache_n")
+        if isinstance(cached, int):
+            stats.cached_prompt_tokens = cached
+        if isinstance(timings.get("predicted_n"), int):
+            stats.generated_tokens = timings["predicted_n"]
+        if isinstance(timings.get("prompt_n"), int):
+            stats.prompt_tokens = timings["prompt_n"] + (cached if isinstance(cached, int) else 0)
+    if isinstance(event.get("tokens_evaluated"), int):
+        stats.prompt_tokens = event["tokens_evaluated"]
+    if stats.generated_tokens is None and isinstance(event.get("tokens_predicted"), int):
+        stats.generated_tokens = event["tokens_predicted"]
+    if event.get("stop_type") == "limit" or (event.get("stop_type") is None and event.get("stopped_limit")):
+        stats.hit_token_limit = True
+
+
+def event_text(event: dict, path: str) -> str:
+    content = event.get("content", "")
+    if content is None:
+        return ""
+    if not isinstance(content, str):
+        raise BackendError(VENDOR, f"{path}: malformed event: `content` is not text", None, json.dumps(event)[:200])
+    return content
+
+
+class LlamaCppCompletion(_LlamaCppHttp):
+    """A completion stream over llama-server. `use_infill=True`: `/infill` with the model's own FIM tokens
+    (`native_fim`); otherwise `/completion` with the already templated prompt."""
+
+    def __init__(self, endpoint: str, *, use_infill: bool = False, http: HttpSettings = HttpSettings(),
+                 api_key: str | None = None, client: httpx.AsyncClient | None = None):
+        super().__init__(endpoint, http, api_key, client)
+        self.use_infill = use_infill
+        self.native_fim = use_infill
+
+    @property
+    def path(self) -> str:
+        return "/infill" if self.use_infill else "/completion"
+
+    async def generate(self, prompt: Prompt, options: CompletionOptions,
+                       stats: GenerationStats | None = None) -> AsyncIterator[str]:
+        path = self.path
+        events = self._stream_events(path, completion_body(prompt, options, self.use_infill), done_key="stop")
+        async with contextlib.aclosing(events):
+            async for event in events:
+                text = event_text(event, path)
+                if text:
+                    yield text
+                if event.get("stop") is True:
+                    fill_stats(stats, event)
+                    return
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Chat
+
+
+class LlamaCppChat(_LlamaCppHttp):
+    """`/v1/chat/completions`, streamed; the server applies the model's (or the configured) chat template."""
+
+    def __init__(self, endpoint: str, *, model: str | None = None, http: HttpSettings = HttpSettings(),
+                 api_key: str | None = None, client: httpx.AsyncClient | None = None):
+        super().__init__(endpoint, http, api_key, client)
+        self.model = model
+
+    def build_body(self, request: ChatRequest) -> dict[str, Any]:
+        body = request.to_openai()
+        if self.model and "model" not in body:
+            body["model"] = self.model
+        body["stream"] = True
+        return body
+
+    async def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        path = "/v1/chat/completions"
+        events = self._stream_events(path, self.build_body(request), done_key=None)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                choices = event.get("choices")
+                if not choices:
+                    continue
+                if not isinstance(choices, list) or not isinstance(choices[0], dict):
+                    raise BackendError(VENDOR, f"{path}: malformed event: `choices` is not a list of objects",
+                                       None, json.dumps(event)[:200])
+                choice = choices[0]
+                delta = choice.get("delta") or {}
+                text = delta.get("content") if isinstance(delta, dict) else None
+                if text is not None and not isinstance(text, str):
+                    raise BackendError(VENDOR, f"{path}: malformed event: the delta is not text",
+                                       None, json.dumps(event)[:200])
+                finish = choice.get("finish_reason")
+                if text or finish:
+                    yield ChatChunk(text or "", finish)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Embedding
+
+
+def parse_embedding(reply: Any, path: str) -> list[float]:
+    """One vector from any of llama-server's shapes:
+
+    - `/embedding`, older servers: `{"embedding": [floats]}`;
+    - `/embedding`, newer servers: `[{"index": 0, "embedding": [floats]}]`, or per-token `[[floats], ...]` when the
+      server runs without pooling (then the token vectors are averaged);
+    - `/v1/embeddings` (OpenAI shape): `{"data": [{"embedding": [floats]}]}`."""
+    item: Any = reply
+    if isinstance(item, dict) and isinstance(item.get("data"), list) and item["data"]:
+        item = item["data"][0]
+    if isinstance(item, list) and item and isinstance(item[0], dict):
+        item = item[0]
+    vector = item.get("embedding") if isinstance(item, dict) else None
+    if isinstance(vector, list) and vector and isinstance(vector[0], list):
+        vector = _mean([row for row in vector if isinstance(row, list) and row])
+    if not isinstance(vector, list) or not vector or not all(isinstance(v, (int, float)) for v in vector):
+        raise BackendError(VENDOR, f"{path}: no embedding vector in the reply", None, json.dumps(reply)[:200])
+    return [float(v) for v in vector]
+
+
+def _mean(rows: list[list[float]]) -> list[float]:
+    if not rows or any(len(row) != len(rows[0]) for row in rows):
+        return []
+    return [sum(column) / len(rows) for column in zip(*rows)]
+
+
+class LlamaCppEmbedding(_LlamaCppHttp):
+    def __init__(self, endpoint: str, *, http: HttpSettings = HttpSettings(), api_key: str | None = None,
+                 client: httpx.AsyncClient | None = None):
+        super().__init__(endpoint, http, api_key, client)
+        self._use_v1: bool | None = None
+
+    async def _pad(self, text: str) -> str:
+        """Pad inputs shorter than MIN_EMBEDDING_TOKENS tokens (only short texts are tokenized, ~1 ms each)."""
+        if len(text) >= 8 * MIN_EMBEDDING_TOKENS:
+            return text
+        tokens = await self._post_json("/tokenize", {"content": text, "add_special": False})
+        count = len(tokens.get("tokens", [])) if isinstance(tokens, dict) else 0
+        missing = MIN_EMBEDDING_TOKENS - count
+        return text + EMBEDDING_PAD * missing if missing > 0 else text
+
+    async def embed(self, text: str) -> list[float]:
+        text = await self._pad(text)
+        if not self._use_v1:
+            try:
+                vector = parse_embedding(await self._post_json("/embedding", {"content": text}), "/embedding")
+                self._use_v1 = False
+                return vector
+            except BackendError as exc:
+                if exc.status != 404 or self._use_v1 is False:
+                    raise
+                self._use_v1 = True  # a server without /embedding: the OpenAI-compatible route
+        return parse_embedding(await self._post_json("/v1/embeddings", {"input": text}), "/v1/embeddings")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Tokenizer and properties
+
+
+class LlamaCppTokenizer(_LlamaCppHttp):
+    """Token counts from the server's own tokenizer, for the prompt budget."""
+
+    def __init__(self, endpoint: str, client: httpx.AsyncClient | None = None, *,
+                 http: HttpSettings = HttpSettings(), api_key: str | None = None):
+        super().__init__(endpoint, http, api_key, client)
+
+    async def tokenize(self, text: str) -> list[int]:
+        reply = await self._post_json("/tokenize", {"content": text, "add_special": False})
+        tokens = reply.get("tokens") if isinstance(reply, dict) else None
+        if not isinstance(tokens, list):
+            raise BackendError(VENDOR, "/tokenize: no `tokens` list in the reply", None, json.dumps(reply)[:200])
+        return [t if isinstance(t, int) else t.get("id") for t in tokens]
+
+    async def count_tokens(self, text: str) -> int:
+        return len(await self.tokenize(text))
+
+
+async def fetch_props(endpoint: str, *, client: httpx.AsyncClient | None = None,
+                      http: HttpSettings = HttpSettings(), api_key: str | None = None) -> dict:
+    """`GET /props`: slots, context size per slot, chat template, model path."""
+    own = client is None
+    client = client or _make_client(endpoint, http)
+    try:
+        response = await client.get(http_util.join_url(endpoint, "/props"), headers=http_util.bearer(api_key))
+        await _check_status(response, "/props")
+        reply = _decode_json(response.content, response.status_code, "/props")
+    except httpx.HTTPError as exc:
+        error = http_util.transport_error(VENDOR, exc, http)
+        raise (error.error if isinstance(error, http_util.Retryable) else error) from None
+    finally:
+        if own:
+            await client.aclose()
+    if not isinstance(reply, dict):
+        raise BackendError(VENDOR, "/props: expected a JSON object", None, json.dumps(reply)[:200])
+    return reply
+
+
+async def supports_infill(endpoint: str, *, client: httpx.AsyncClient | None = None,
+                          http: HttpSettings = HttpSettings(), api_key: str | None = None) -> bool:
+    """Whether `/infill` works (the model has FIM tokens). `/props` does not say, so ask for one token:
+    llama-server answers 501 for a model without FIM tokens."""
+    own = client is None
+    client = client or _make_client(endpoint, http)
+    body = {"input_prefix": "a", "input_suffix": "", "n_predict": 1, "temperature": 0, "cache_prompt": False}
+    try:
+        response = await client.post(http_util.join_url(endpoint, "/infill"), json=body,
+                                     headers=http_util.bearer(api_key))
+    except httpx.HTTPError as exc:
+        error = http_util.transport_error(VENDOR, exc, http)
+        raise (error.error if isinstance(error, http_util.Retryable) else error) from None
+    finally:
+        if own:
+            await client.aclose()
+    if response.status_code == 200:
+        return True
+    if response.status_code in (400, 404, 501):
+        return False
+    raise BackendError(VENDOR, "/infill probe failed", response.status_code, response.content)

@@ -1,0 +1,105 @@
+"""Code generation: clip → template → stream → stop words → completion text and why it ended.
+
+The stream is closed as soon as a stop word shows up (not at garbage collection), so the model server stops
+generating for that request at once."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Iterable
+
+from .decoding import StopCondition
+from .languages import LanguageTable
+from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
+from .streams import CompletionStream, generate_sync
+from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
+
+
+@dataclass
+class _Run:
+    """What one generation found out besides its text."""
+
+    prompt: Prompt
+    crlf: bool
+    stats: GenerationStats = field(default_factory=GenerationStats)
+    stop: StopCondition | None = None
+
+    @property
+    def stop_reason(self) -> StopReason:
+        if self.stop is not None and self.stop.stopped:
+            return StopReason.STOP_WORD
+        return StopReason.TOKEN_LIMIT if self.stats.hit_token_limit else StopReason.END_OF_STREAM
+
+
+class CodeGeneration:
+    def __init__(self, stream: CompletionStream, template: PromptTemplate, languages: LanguageTable, *,
+                 count_tokens: CountTokens | None = None, max_prefix_tokens: int = 1024,
+                 max_suffix_tokens: int = 256, extra_stop_words: Iterable[str] = ()):
+        extra = tuple(extra_stop_words)
+        if any(w == "" for w in extra):
+            raise ValueError("additional_stop_words must not contain an empty string")
+        if max_prefix_tokens < 0 or max_suffix_tokens < 0:
+            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
+        self.stream = stream
+        self.template = template
+        self.languages = languages
+        self.count_tokens = count_tokens
+        self.max_prefix_tokens = max_prefix_tokens
+        self.max_suffix_tokens = max_suffix_tokens
+        self.extra_stop_words = extra
+
+    def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
+        """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
+        words = (*self.languages.lookup(language_id).stop_words(), *self.template.stop_words,
+                 *self.extra_stop_words, *options.stop_words)
+        return tuple(dict.fromkeys(words))
+
+    async def _start(self, request: CompletionRequest) -> _Run:
+        prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
+                                    max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens)
+        return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
+
+    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
+        """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
+        run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
+        async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
+            async for chunk in chunks:
+                piece = stop.feed(chunk)
+                if piece:
+                    yield piece
+                if stop.stopped:
+                    return  # leaving the block closes the stream, which cancels the request
+        piece = stop.finish()
+        if piece:
+            yield piece
+
+    async def generate(self, request: CompletionRequest, options: CompletionOptions) -> Completion:
+        run = await self._start(request)
+        if options.mode == "next_edit_suggestion":
+            text = await generate_sync(self.stream, run.prompt, options, run.stats)
+        else:
+            parts = []
+            async with contextlib.aclosing(self._pieces(run, options)) as pieces:
+                async for piece in pieces:
+                    parts.append(piece)
+            text = "".join(parts)
+        return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
+                          prompt=run.prompt)
+
+    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
+        """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
+
+        Standard mode only: a next-edit suggestion is meaningful only when complete, so it comes as one item."""
+        run = await self._start(request)
+        if options.mode == "next_edit_suggestion":
+            yield restore_line_endings(await generate_sync(self.stream, run.prompt, options, run.stats), run.crlf)
+            return
+        text = ""
+        async with contextlib.aclosing(self._pieces(run, options)) as pieces:
+            async for piece in pieces:
+                text += piece
+                yield restore_line_endings(text, run.crlf)
+
+    async def close(self) -> None:
+        await self.stream.close()

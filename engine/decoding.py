@@ -1,0 +1,210 @@
+"""Stop words, checked while the completion streams in.
+
+Two pitfalls of the usual design are avoided (see shared/notes/anchors.md): checking only the end of the text after
+each chunk misses a stop word followed by more text in the same chunk, and re-reversing the whole text per chunk makes
+every chunk cost more than the last. Here each chunk is scanned once, together with the few characters held back from
+the previous one, so the cost per chunk depends on the chunk and on the longest stop word only.
+
+`stop_trie` keeps the classic representation (stop words reversed into a pygtrie trie, as Tabby does), used where the
+question is "does the text end with a stop word". The streaming matcher compiles the same words into one regular
+expression shaped like a forward trie, because walking pygtrie in Python for every character costs more than the whole
+naive approach (`bench/stop_condition.py` measures both)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+import pygtrie
+
+
+def _validated(words: Iterable[str]) -> frozenset[str]:
+    if isinstance(words, str):
+        raise ValueError(f"stop_words must be a list of strings, got the string {words!r}")
+    out = frozenset(words)
+    for word in out:
+        if not isinstance(word, str):
+            raise ValueError(f"stop_words must hold strings, got {word!r}")
+        if word == "":
+            raise ValueError("stop_words must not contain an empty string")
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _reversed_trie(words: frozenset[str]) -> pygtrie.CharTrie:
+    trie = pygtrie.CharTrie()
+    for word in words:
+        trie[word[::-1]] = word
+    return trie
+
+
+def stop_trie(words: Iterable[str]) -> pygtrie.CharTrie:
+    """The stop words reversed into a trie (key: reversed word, value: the word), built once per word set.
+
+    The trie is shared between callers: do not modify it."""
+    return _reversed_trie(_validated(words))
+
+
+def ends_with_stop_word(text: str, words: Iterable[str]) -> str | None:
+    """The longest stop word `text` ends with, or None."""
+    trie = stop_trie(words)
+    longest = max((len(k) for k in trie.iterkeys()), default=0)
+    step = trie.longest_prefix(text[: -longest - 1: -1] if longest else "")
+    return step.value if step else None
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The streaming matcher
+
+
+_END = ""  # marks a node where a whole stop word ends
+
+
+def _forward_trie(words: frozenset[str]) -> dict:
+    root: dict = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[_END] = True
+    return root
+
+
+def _node_pattern(node: dict) -> str:
+    """A regex that, from a position, matches the shortest whole stop word, or else the rest of the text when the
+    rest is the start of a stop word (`\\Z`). Exactly one path can match, since every branch begins with a literal."""
+    if _END in node:
+        return ""
+    branches = [re.escape(ch) + _node_pattern(child) for ch, child in sorted(node.items())]
+    return "(?:" + "|".join(branches + [r"\Z"]) + ")"
+
+
+@dataclass(frozen=True)
+class _Matcher:
+    words: frozenset[str]
+    longest: int
+    pattern: re.Pattern | None
+    proper_prefixes: frozenset[str]
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(words: frozenset[str]) -> _Matcher:
+    if not words:
+        return _Matcher(words, 0, None, frozenset())
+    root = _forward_trie(words)
+    branches = [re.escape(ch) + _node_pattern(child) for ch, child in sorted(root.items())]
+    prefixes = frozenset(word[:k] for word in words for k in range(1, len(word)))
+    return _Matcher(words, max(map(len, words)), re.compile("|".join(branches)), prefixes)
+
+
+def _no_match(text: str) -> None:
+    return None
+
+
+class StopCondition:
+    """Cuts a streamed completion before the earliest stop word.
+
+    `feed(chunk)` returns the text that is safe to show now: everything except a tail that may still turn into a stop
+    word (at most longest-stop-word − 1 characters). When a stop word is found, `stopped` is set, `stop_word` names
+    it, and the text before it is the last thing returned; later chunks are ignored. `finish()` returns the held-back
+    text at the end of the stream.
+
+    `prefix_tail` is the end of the document prefix. It lets a stop word begin before the completion ("\\n" at the
+    end of the prefix + "\\n" generated is a blank line), but only when the generated part of that stop word is
+    whitespace: a completion may itself begin with a keyword or a comment when the cursor is at column 0. The
+    prefix tail is never part of the output; the suffix is never looked at."""
+
+    def __init__(self, stop_words: Iterable[str], prefix_tail: str = ""):
+        self._m = _matcher(_validated(stop_words))
+        keep = self._m.longest - 1
+        tail = prefix_tail[len(prefix_tail) - keep:] if keep > 0 else ""
+        self._buf = tail  # the prefix tail still in play, then the generated text not yet returned
+        self._n_tail = len(tail)
+        self.stopped = False
+        self.stop_word: str | None = None
+        self._search = self._m.pattern.search if self._m.pattern is not None else _no_match
+
+    @property
+    def held(self) -> int:
+        """How many generated characters are held back right now."""
+        return len(self._buf) - self._n_tail
+
+    def feed(self, chunk: str) -> str:
+        if self.stopped or not chunk:
+            return ""
+        buf = self._buf + chunk
+        if self._n_tail:
+            self._buf = buf
+            return self._advance(final=False)
+        # Past the prefix tail (the usual case, so inlined): the leftmost match is either a whole stop word, or the
+        # start of one running to the end of the text, which is held back.
+        found = self._search(buf)
+        if found is None:
+            self._buf = ""
+            return buf
+        start = found.start()
+        word = found.group()
+        if word in self._m.words:
+            self.stopped, self.stop_word, self._buf = True, word, ""
+        else:
+            self._buf = buf[start:]
+        return buf[:start]
+
+    def finish(self) -> str:
+        """The held-back text at the end of the stream (a stop word still counts; a partial one does not)."""
+        if self.stopped:
+            return ""
+        out = self._advance(final=True)
+        self._buf, self._n_tail = "", 0
+        return out
+
+    def _advance(self, final: bool) -> str:
+        buf, n_tail, pattern = self._buf, self._n_tail, self._m.pattern
+        pos = 0
+        hold = len(buf)
+        while pattern is not None:
+            found = pattern.search(buf, pos)
+            if found is None:
+                break
+            start = found.start()
+            if start < n_tail:
+                kind, word = self._at_tail_position(start, final)
+            elif found.group() in self._m.words:
+                kind, word = "stop", found.group()
+            else:
+                kind, word = (None, None) if final else ("partial", None)
+            if kind is None:
+                pos = start + 1
+                continue
+            if kind == "stop":
+                self.stopped, self.stop_word = True, word
+                self._buf, self._n_tail = "", 0
+                return buf[n_tail:start] if start > n_tail else ""
+            hold = start
+            break
+        if hold < n_tail:  # a stop word may still begin in the prefix tail: emit nothing yet
+            self._buf, self._n_tail = buf[hold:], n_tail - hold
+            return ""
+        self._buf, self._n_tail = buf[hold:], 0
+        return buf[n_tail:hold]
+
+    def _at_tail_position(self, start: int, final: bool) -> tuple[str | None, str | None]:
+        """Whether a stop word that begins in the prefix tail counts: its generated part must be whitespace."""
+        buf, n_tail, words = self._buf, self._n_tail, self._m.words
+        for end in range(n_tail + 1, min(len(buf), start + self._m.longest) + 1):
+            if buf[start:end] in words and buf[n_tail:end].isspace():
+                return "stop", buf[start:end]
+        rest = buf[start:]
+        if not final and rest in self._m.proper_prefixes and buf[n_tail:].strip() == "":
+            return "partial", None
+        return None, None
+
+
+def first_stop(text: str, stop_words: Iterable[str], prefix_tail: str = "") -> tuple[str, str | None]:
+    """The whole-text form of StopCondition: (text cut before the earliest stop word, the stop word or None)."""
+    condition = StopCondition(stop_words, prefix_tail)
+    out = condition.feed(text)
+    out += condition.finish()
+    return out, condition.stop_word

@@ -1,0 +1,222 @@
+"""The language table: which stop words end a completion in each language.
+
+The table is data (`engine/languages.toml`); users add languages or extra stop words through configuration
+(`[languages.<name>]`, see `engine.config.LanguageOverride`). A language id nobody knows gets single-line completions,
+because without a comment syntax or keywords a multi-line completion has no good place to stop."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Iterator, Mapping
+
+from .config import LanguageOverride, from_dict
+from .errors import ConfigError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
+
+TABLE_FILE = "languages.toml"
+
+
+@dataclass(frozen=True)
+class Defaults:
+    """Stop words every language shares (read from the `[defaults]` table)."""
+
+    blank_line: str = "\n\n"
+    blank_line_max_spaces: int = 16
+    blank_line_max_tabs: int = 8
+    sentinels: tuple[str, ...] = ()
+
+    def stop_words(self) -> tuple[str, ...]:
+        # A line holding only indentation is blank too; the matcher looks anywhere, so "\n\n" followed by
+        # indentation needs no variants of its own.
+        indented = [f"\n{' ' * n}\n" for n in range(1, self.blank_line_max_spaces + 1)]
+        indented += [f"\n{chr(9) * n}\n" for n in range(1, self.blank_line_max_tabs + 1)]
+        return (self.blank_line, *indented, *self.sentinels)
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    language_ids: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    line_comment: str | None = None
+    top_level_keywords: tuple[str, ...] = ()
+    extra_stop_words: tuple[str, ...] = ()
+    known: bool = True
+    defaults: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    def stop_words(self) -> tuple[str, ...]:
+        """Defaults, then "\\n" + comment and "\\n" + each top-level keyword, then the extra words; no duplicates.
+
+        An unknown language also stops at "\\n" (single-line completions)."""
+        words: list[str] = list(self.defaults or default_stop_words())
+        if not self.known:
+            words.append("\n")
+        if self.line_comment:
+            words.append("\n" + self.line_comment)
+        words += ["\n" + kw for kw in self.top_level_keywords]
+        words += self.extra_stop_words
+        return tuple(dict.fromkeys(words))
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Reading and validating the table
+
+
+def _check_words(values: Any, key: str) -> tuple[str, ...]:
+    if isinstance(values, str) or not isinstance(values, (list, tuple)):
+        raise ConfigError(key, f"expected a list of strings, got {values!r}")
+    for i, value in enumerate(values):
+        if not isinstance(value, str):
+            raise ConfigError(f"{key}[{i}]", f"expected a string, got {value!r}")
+        if value == "":
+            raise ConfigError(f"{key}[{i}]", "must not be empty")
+        if value.strip() == "" and not key.endswith("extra_stop_words"):
+            raise ConfigError(f"{key}[{i}]", "must not be blank")
+    return tuple(values)
+
+
+def _language_from_override(name: str, override: LanguageOverride, key: str) -> Language:
+    ids = _check_words(override.language_ids, f"{key}.language_ids") or (name,)
+    comment = override.line_comment
+    if comment is not None and comment.strip() == "":
+        raise ConfigError(f"{key}.line_comment", "must not be empty (leave it out for a language without one)")
+    return Language(
+        name=name,
+        language_ids=ids,
+        aliases=_check_words(override.aliases, f"{key}.aliases"),
+        line_comment=comment,
+        top_level_keywords=_check_words(override.top_level_keywords, f"{key}.top_level_keywords"),
+        extra_stop_words=_check_words(override.extra_stop_words, f"{key}.extra_stop_words"),
+    )
+
+
+def _merge(base: Language, override: LanguageOverride, key: str) -> Language:
+    """A user entry for a known language adds ids, aliases, keywords and stop words; a comment replaces the old one."""
+    extra = _language_from_override(base.name, override, key)
+    return Language(
+        name=base.name,
+        language_ids=tuple(dict.fromkeys(base.language_ids + tuple(override.language_ids))),
+        aliases=tuple(dict.fromkeys(base.aliases + extra.aliases)),
+        line_comment=extra.line_comment if override.line_comment is not None else base.line_comment,
+        top_level_keywords=tuple(dict.fromkeys(base.top_level_keywords + extra.top_level_keywords)),
+        extra_stop_words=tuple(dict.fromkeys(base.extra_stop_words + extra.extra_stop_words)),
+        defaults=base.defaults,
+    )
+
+
+def _read_packaged() -> dict[str, Any]:
+    text = resources.files("engine").joinpath(TABLE_FILE).read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _packaged_defaults() -> Defaults:
+    data = _read_packaged()
+    return from_dict(Defaults, data.get("defaults", {}), f"{TABLE_FILE}: defaults")
+
+
+def default_stop_words() -> tuple[str, ...]:
+    """The stop words every language has: blank lines and model sentinels."""
+    return _packaged_defaults().stop_words()
+
+
+def _packaged_languages() -> list[Language]:
+    data = _read_packaged()
+    defaults = default_stop_words()
+    out = []
+    for name, entry in data.get("languages", {}).items():
+        key = f"{TABLE_FILE}: languages.{name}"
+        override = from_dict(LanguageOverride, entry, key)
+        language = _language_from_override(name, override, key)
+        out.append(Language(**{**language.__dict__, "defaults": defaults}))
+    return out
+
+
+class LanguageTable:
+    """Languages by LSP languageId, alias and name (case-insensitive)."""
+
+    def __init__(self, languages: list[Language]):
+        self._languages: dict[str, Language] = {}
+        self._index: dict[str, Language] = {}
+        self._unknown_logged: set[str] = set()
+        for language in languages:
+            self._languages[language.name] = language
+        self._build_index()
+
+    def _build_index(self) -> None:
+        index: dict[str, Language] = {}
+        for language in self._languages.values():
+            for name in (language.name, *language.language_ids, *language.aliases):
+                index.setdefault(name.lower(), language)
+        self._index = index
+
+    @classmethod
+    def load(cls, overrides: Mapping[str, LanguageOverride | Mapping[str, Any]] | None = None) -> "LanguageTable":
+        """The packaged table plus the user's `[languages.<name>]` entries (dicts are validated here too)."""
+        table = cls(_packaged_languages())
+        for name, override in (overrides or {}).items():
+            table._apply(name, override)
+        table._build_index()
+        return table
+
+    def _apply(self, name: str, override: LanguageOverride | Mapping[str, Any]) -> None:
+        key = f"languages.{name}"
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError("languages", f"a language name must be a non-empty string, got {name!r}")
+        if not isinstance(override, LanguageOverride):
+            if not isinstance(override, Mapping):
+                raise ConfigError(key, f"expected a table, got {override!r}")
+            override = from_dict(LanguageOverride, override, key)
+        existing = self._find(name)
+        if existing is not None:
+            updated = _merge(existing, override, key)
+        else:
+            updated = Language(**{**_language_from_override(name, override, key).__dict__,
+                                  "defaults": default_stop_words()})
+        for i, language_id in enumerate(updated.language_ids):
+            owner = self._find(language_id)
+            if owner is not None and owner.name != updated.name:
+                raise ConfigError(f"{key}.language_ids[{i}]",
+                                  f"{language_id!r} already belongs to the language {owner.name!r}")
+        self._languages[updated.name] = updated
+        self._build_index()
+
+    def _find(self, name: str) -> Language | None:
+        return self._index.get(name.lower())
+
+    def lookup(self, language_id: str) -> Language:
+        """The language for an LSP languageId, alias or name; an unknown id gets single-line completions."""
+        found = self._find(language_id or "")
+        if found is not None:
+            return found
+        key = (language_id or "").lower()
+        if key not in self._unknown_logged:
+            self._unknown_logged.add(key)
+            log.info("unknown language id %r: completions will be single-line (add it under [languages.%s])",
+                     language_id, language_id or "<name>")
+        return Language(name=language_id or "unknown", language_ids=(language_id,) if language_id else (),
+                        known=False, defaults=default_stop_words())
+
+    def __iter__(self) -> Iterator[Language]:
+        return iter(sorted(self._languages.values(), key=lambda language: language.name))
+
+    def __len__(self) -> int:
+        return len(self._languages)
+
+    def __contains__(self, language_id: object) -> bool:
+        return isinstance(language_id, str) and self._find(language_id) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def default_table() -> LanguageTable:
+    """The packaged table without user overrides, read once."""
+    return LanguageTable.load()

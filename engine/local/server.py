@@ -1,0 +1,260 @@
+"""The local backend: one supervised llama-server per model file, and the engines (completion, chat, embedding,
+tokenizer) pointed at it.
+
+Why shared: completion, chat and embedding configured with the same model file and server settings would otherwise
+load the model two or three times; `start_local_server` hands out one reference-counted LocalServer per
+(model file, settings) and the last `close()` stops the child.
+
+Why the engines wait: after a crash the supervisor restarts llama-server (maybe on another port); the engines ask
+for the current base URL before each request and wait for the restart instead of failing every request meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ..api import StatusEvent
+from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
+                                  supports_infill)
+from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfig
+from ..errors import BackendError, ModelError
+from .binary import require_llama_server
+from .supervisor import LlamaServerSupervisor
+
+log = logging.getLogger(__name__)
+
+#: The name of the template used when llama-server applies the model's own FIM tokens (`/infill`).
+MODEL_FIM_TEMPLATE = "model-fim-tokens"
+#: Local requests never go through a proxy; generation on a busy CPU can pause for a while between tokens.
+LOCAL_HTTP = HttpSettings(connect_timeout=5.0, read_timeout=120.0, max_retries=2)
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    """What the model resolution said about the file to load (a subset of engine.models.ResolvedModel)."""
+
+    path: Path
+    prompt_template: str | None = None
+    chat_template: str | None = None
+    has_fim: bool | None = None
+
+
+def _resolve_model_sync(cfg: ModelConfig, engine_cfg: EngineConfig, on_status) -> LocalModel:
+    """engine.models.resolve_model when it is there; a plain .gguf path otherwise (kept so the local backend works
+    on its own)."""
+    try:
+        from ..models import resolve_model
+    except ImportError:
+        resolve_model = None
+    if resolve_model is not None:
+        resolved = resolve_model(cfg, engine_cfg, on_status)
+        return LocalModel(Path(resolved.path), getattr(resolved, "prompt_template", None),
+                          getattr(resolved, "chat_template", None), getattr(resolved, "has_fim", None))
+    if not cfg.model:
+        raise ModelError("completion.model: no model configured (set it to the path of a .gguf file)")
+    path = Path(cfg.model).expanduser()
+    if not path.is_file():
+        raise ModelError(f"completion.model: the model file {path} does not exist")
+    return LocalModel(path, cfg.prompt_template, None, None)
+
+
+def _threadsafe(on_status: Callable[[StatusEvent], None] | None) -> Callable[[StatusEvent], None]:
+    """Model resolution (assembly, downloads) runs in a worker thread; its events are delivered on the loop."""
+    loop = asyncio.get_running_loop()
+
+    def emit(event: StatusEvent) -> None:
+        if on_status is None:
+            return
+        if loop.is_closed():
+            return
+        loop.call_soon_threadsafe(on_status, event)
+
+    return emit
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Engines bound to the supervised server
+
+
+class _LocalEndpoint:
+    """Mixin: the base URL is the supervisor's current one, waited for while it (re)starts."""
+
+    _server: "LocalServer"
+
+    async def base_url(self) -> str:
+        return await self._server.ready_url()
+
+
+class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
+    def __init__(self, server: "LocalServer", use_infill: bool):
+        self._server = server
+        super().__init__(server.endpoint, use_infill=use_infill, http=LOCAL_HTTP)
+
+
+class LocalChat(_LocalEndpoint, LlamaCppChat):
+    def __init__(self, server: "LocalServer"):
+        self._server = server
+        super().__init__(server.endpoint, http=LOCAL_HTTP)
+
+
+class LocalEmbedding(_LocalEndpoint, LlamaCppEmbedding):
+    def __init__(self, server: "LocalServer"):
+        self._server = server
+        super().__init__(server.endpoint, http=LOCAL_HTTP)
+
+
+class LocalTokenizer(_LocalEndpoint, LlamaCppTokenizer):
+    def __init__(self, server: "LocalServer"):
+        self._server = server
+        super().__init__(server.endpoint, http=LOCAL_HTTP)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+class LocalServer:
+    """A running, supervised llama-server and what the engine needs from it."""
+
+    def __init__(self, supervisor: LlamaServerSupervisor, model: LocalModel, cfg: ModelConfig, key: tuple):
+        self.supervisor = supervisor
+        self.model = model
+        self.cfg = cfg
+        self._key = key
+        self._refs = 1
+        self.has_fim = False
+        self._tokenizer: LocalTokenizer | None = None
+        self._closed = False
+
+    @property
+    def endpoint(self) -> str:
+        return self.supervisor.base_url
+
+    @property
+    def failed_reason(self) -> str | None:
+        return self.supervisor.failed_reason
+
+    async def ready_url(self) -> str:
+        """The current base URL, waiting (up to the start timeout) while llama-server restarts."""
+        if self._closed:
+            raise BackendError("llama-server", "the local model server was closed")
+        return await self.supervisor.wait_ready(self.supervisor.settings.start_timeout)
+
+    async def _detect_fim(self) -> None:
+        """`/props` does not list FIM tokens, so ask `/infill` for one token (501 = no FIM tokens); when that fails
+        for another reason, trust the GGUF metadata."""
+        try:
+            self.has_fim = await supports_infill(await self.ready_url(), http=LOCAL_HTTP)
+        except BackendError as exc:
+            log.warning("could not probe /infill (%s); using the GGUF metadata", exc)
+            self.has_fim = bool(self.model.has_fim)
+
+    def completion_stream(self) -> LlamaCppCompletion:
+        """`/infill` with the model's FIM tokens when it has them and no prompt template is configured, else
+        `/completion` with the templated prompt."""
+        use_infill = self.has_fim and not self._template_setting()
+        return LocalCompletion(self, use_infill)
+
+    def chat_stream(self) -> LlamaCppChat:
+        return LocalChat(self)
+
+    def embedding(self) -> LlamaCppEmbedding:
+        return LocalEmbedding(self)
+
+    async def count_tokens(self, text: str) -> int:
+        if self._tokenizer is None:
+            self._tokenizer = LocalTokenizer(self)
+        return await self._tokenizer.count_tokens(text)
+
+    def _template_setting(self) -> str | None:
+        return self.cfg.prompt_template or self.model.prompt_template
+
+    def prompt_template(self) -> Any:
+        """The `engine.prompt.PromptTemplate` for this model: the `prompt_template` setting or the model
+        directory's; with neither, the model's own FIM tokens through `/infill` (the template then only says "keep
+        the suffix": llama-server adds the tokens); with no FIM tokens either, prefix-only with a warning."""
+        from ..prompt import PromptTemplate  # imported when used: engine.prompt imports the backends' types
+
+        setting = self._template_setting()
+        if setting:
+            return PromptTemplate.from_setting(setting)
+        if self.has_fim:
+            return PromptTemplate(name=MODEL_FIM_TEMPLATE, template="{prefix}{suffix}")
+        log.warning("the model %s has no FIM tokens and no prompt_template is configured: completing from the "
+                    "text before the cursor only (set completion.prompt_template to use the text after it)",
+                    self.model.path)
+        return PromptTemplate.from_setting(None)
+
+    async def close(self) -> None:
+        """Drop one reference; the last one stops llama-server."""
+        if self._closed:
+            return
+        self._refs -= 1
+        if self._refs > 0:
+            return
+        self._closed = True
+        _SERVERS.pop(self._key, None)
+        if self._tokenizer is not None:
+            await self._tokenizer.close()
+        await self.supervisor.stop()
+
+
+_SERVERS: dict[tuple, LocalServer] = {}
+_STARTING: dict[tuple, asyncio.Future] = {}
+
+
+def _server_settings(settings: LocalServerSettings, model: LocalModel) -> LocalServerSettings:
+    if model.chat_template and not settings.chat_template:
+        return dataclasses.replace(settings, chat_template=model.chat_template)
+    return settings
+
+
+async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
+                             on_status: Callable[[StatusEvent], None] | None = None) -> LocalServer:
+    """The shared LocalServer for `cfg`'s model file and server settings, started (and healthy) when this returns.
+
+    Raises BackendUnavailable (no binary, or the supervisor gave up, with its diagnosis) or ModelError."""
+    emit = _threadsafe(on_status)
+    model = await asyncio.to_thread(_resolve_model_sync, cfg, engine_cfg, emit)
+    settings = _server_settings(cfg.local, model)
+    key = (str(Path(model.path).resolve()), settings)
+
+    existing = _SERVERS.get(key)
+    if existing is not None and not existing._closed and existing.failed_reason is None:
+        existing._refs += 1
+        await existing.ready_url()
+        return existing
+    pending = _STARTING.get(key)
+    if pending is not None:
+        server = await asyncio.shield(pending)
+        server._refs += 1
+        return server
+
+    future: asyncio.Future = asyncio.get_running_loop().create_future()
+    _STARTING[key] = future
+    try:
+        binary = require_llama_server(settings.binary)
+        supervisor = LlamaServerSupervisor(binary, model.path, settings, on_status=on_status)
+        await supervisor.start()
+        server = LocalServer(supervisor, model, cfg, key)
+        try:
+            await server._detect_fim()
+        except BaseException:
+            await supervisor.stop()
+            raise
+        _SERVERS[key] = server
+        future.set_result(server)
+        return server
+    except BaseException as exc:
+        if not future.done():
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+                future.exception()  # retrieved here so an unshared failure is not reported as "never retrieved"
+        raise
+    finally:
+        _STARTING.pop(key, None)

@@ -1,0 +1,266 @@
+"""Fill-in-the-middle prompts: templates by model family, per-side clipping, line endings.
+
+The prefix and the suffix are clipped separately and before templating, so the template's markers are never cut off
+(anchors pitfall 1). Clip points sit on line starts taken from a fixed grid of positions, so while the user types at
+the end of the prefix the beginning of the prompt stays the same for many keystrokes and the model server can reuse
+its prompt cache."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Awaitable, Callable
+
+from .types import CompletionRequest, Prompt
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+CountTokens = Callable[[str], Awaitable[int]]
+"""Counts the tokens of a text (llama-server's /tokenize backs it)."""
+
+#: Without a tokenizer a token budget becomes a character budget at this rate.
+CHARS_PER_TOKEN = 4
+#: A clip point moves in steps of budget / CLIP_STEPS, so it changes about once per that many typed characters.
+CLIP_STEPS = 8
+#: With a tokenizer, only cut points keeping at most this many characters per budget token are tried (fewer calls).
+MAX_CHARS_PER_TOKEN = 16
+
+PLACEHOLDERS = ("prefix", "suffix", "filepath", "language")
+_PLACEHOLDER = re.compile(r"\{(prefix|suffix|filepath|language)\}")
+_ANY_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PREFIX_ONLY_NAMES = ("prefix-only", "none")
+SETTING = "prompt_template"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Templates
+
+
+@functools.lru_cache(maxsize=1)
+def families() -> dict[str, dict[str, Any]]:
+    """The packaged templates by family name (engine/templates.toml)."""
+    text = resources.files("engine").joinpath("templates.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+def _family_index() -> dict[str, str]:
+    index = {}
+    for name, entry in families().items():
+        for alias in (name, *entry.get("aliases", ())):
+            index[alias.lower()] = name
+    return index
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A FIM template. `template` None means prefix-only: the model just continues the prefix."""
+
+    name: str
+    template: str | None = None
+    stop_words: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.template is not None:
+            _check_template(self.template)
+        if any(not isinstance(w, str) or w == "" for w in self.stop_words):
+            raise ValueError(f"{SETTING} {self.name!r}: stop words must be non-empty strings")
+        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+
+    @classmethod
+    def from_setting(cls, value: str | None) -> "PromptTemplate":
+        """None or "prefix-only" → prefix-only; a family name (see templates.toml); or a template with `{prefix}`."""
+        if value is None:
+            return cls(name="prefix-only")
+        if not isinstance(value, str):
+            raise ValueError(f"{SETTING}: expected a family name or a template string, got {value!r}")
+        if "{" in value:
+            return cls(name="custom", template=value)
+        key = value.strip().lower()
+        if key in PREFIX_ONLY_NAMES:
+            return cls(name="prefix-only")
+        family = _family_index().get(key)
+        if family is None:
+            known = ", ".join(sorted(families()) + list(PREFIX_ONLY_NAMES))
+            raise ValueError(f"{SETTING}: unknown template family {value!r} (known: {known}; or give a template "
+                             "string containing {prefix} and {suffix})")
+        entry = families()[family]
+        return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())))
+
+    @property
+    def prefix_only(self) -> bool:
+        return self.template is None or "{suffix}" not in self.template
+
+    def render(self, prefix: str, suffix: str, filepath: str | None = None, language: str | None = None) -> str:
+        """The prompt text. Placeholders are replaced in one pass, so a prefix containing "{suffix}" stays as is."""
+        if self.template is None:
+            return prefix
+        values = {"prefix": prefix, "suffix": suffix, "filepath": filepath or "", "language": language or ""}
+        return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.template)
+
+
+def _check_template(template: str) -> None:
+    if "{prefix}" not in template:
+        raise ValueError(f"{SETTING}: the template must contain {{prefix}}, got {template!r}")
+    for match in _ANY_PLACEHOLDER.finditer(template):
+        if match.group(1) not in PLACEHOLDERS:
+            raise ValueError(f"{SETTING}: unknown placeholder {match.group(0)} in {template!r} "
+                             f"(known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)})")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Clipping
+
+
+async def _count_chars(text: str) -> int:
+    return len(text)
+
+
+def _check_budget(budget: int, setting: str) -> None:
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise ValueError(f"{setting} must be an integer, got {budget!r}")
+    if budget < 0:
+        raise ValueError(f"{setting} must not be negative, got {budget}")
+
+
+def _step(budget: int, count_tokens: CountTokens | None) -> int:
+    chars = budget if count_tokens is None else budget * CHARS_PER_TOKEN
+    return max(1, chars // CLIP_STEPS)
+
+
+def _start_cut(text: str, k: int, step: int) -> int:
+    """The k-th place where a kept prefix may start: the first line start in [k*step, (k+1)*step), else k*step.
+
+    It depends only on the text near k*step, so typing at the end of the text does not move it."""
+    low = k * step
+    if low <= 0:
+        return 0
+    if low >= len(text):
+        return len(text)
+    newline = text.find("\n", low - 1, min((k + 1) * step, len(text)) - 1)
+    cut = newline + 1 if newline != -1 else low
+    if text[cut - 1] == "\r" and cut < len(text) and text[cut] == "\n":
+        cut += 1
+    while cut < len(text) and unicodedata.combining(text[cut]):  # never orphan combining marks
+        cut += 1
+    return cut
+
+
+def _end_cut(text: str, k: int, step: int) -> int:
+    """The k-th place where a kept suffix may end: just after the last line end in ((k-1)*step, k*step]."""
+    high = k * step
+    if high >= len(text):
+        return len(text)
+    if high <= 0:
+        return 0
+    newline = text.rfind("\n", max(0, (k - 1) * step), high)
+    cut = newline + 1 if newline != -1 and newline + 1 > (k - 1) * step else high
+    if cut < len(text) and text[cut - 1] == "\r" and text[cut] == "\n":
+        cut -= 1
+    while 0 < cut < len(text) and unicodedata.combining(text[cut]):
+        cut -= 1
+    return cut
+
+
+async def _smallest_fitting(lo: int, hi: int, fits: Callable[[int], Awaitable[bool]]) -> int:
+    """The smallest k in [lo, hi] with fits(k), assuming fits is monotone and fits(hi) is true."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if await fits(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None = None, *,
+                      setting: str = "max_prefix_tokens") -> str:
+    """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start."""
+    _check_budget(budget, setting)
+    count = count_tokens or _count_chars
+    if budget == 0 or not text:
+        return ""
+    if (count_tokens is None and len(text) <= budget) or (
+            len(text) <= budget * MAX_CHARS_PER_TOKEN and await count(text) <= budget):
+        return text
+    step = _step(budget, count_tokens)
+    last = -(-len(text) // step)  # _start_cut(last) == len(text): the empty text always fits
+
+    async def fits(k: int) -> bool:
+        return await count(text[_start_cut(text, k, step):]) <= budget
+
+    first = 0
+    if count_tokens is not None:  # skip cut points that keep implausibly many characters per token
+        first = max(0, (len(text) - budget * MAX_CHARS_PER_TOKEN) // step)
+    elif len(text) > budget:
+        first = max(0, (len(text) - budget) // step)
+    return text[_start_cut(text, await _smallest_fitting(first, last, fits), step):]
+
+
+async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None = None, *,
+                      setting: str = "max_suffix_tokens") -> str:
+    """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end."""
+    _check_budget(budget, setting)
+    count = count_tokens or _count_chars
+    if budget == 0 or not text:
+        return ""
+    if (count_tokens is None and len(text) <= budget) or (
+            len(text) <= budget * MAX_CHARS_PER_TOKEN and await count(text) <= budget):
+        return text
+    step = _step(budget, count_tokens)
+    last = -(-len(text) // step)
+    # Search over j = last - k so that "fits" grows with j, like in clip_prefix.
+    chars_cap = budget if count_tokens is None else budget * MAX_CHARS_PER_TOKEN
+
+    async def fits(j: int) -> bool:
+        return await count(text[:_end_cut(text, last - j, step)]) <= budget
+
+    first = max(0, last - (chars_cap // step + 1))
+    return text[:_end_cut(text, last - await _smallest_fitting(first, last, fits), step)]
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Line endings
+
+
+def detect_crlf(text: str) -> bool:
+    """True when the first line ending of `text` is CRLF."""
+    newline = text.find("\n")
+    return newline > 0 and text[newline - 1] == "\r"
+
+
+def to_lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+def restore_line_endings(completion: str, crlf: bool) -> str:
+    """Back to the document's line endings: every "\\n" becomes "\\r\\n" (leading and consecutive ones included)."""
+    if not crlf:
+        return completion
+    return completion.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, max_prefix_tokens: int,
+                       max_suffix_tokens: int, count_tokens: CountTokens | None = None) -> Prompt:
+    """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
+    characters per token."""
+    _check_budget(max_prefix_tokens, "max_prefix_tokens")
+    _check_budget(max_suffix_tokens, "max_suffix_tokens")
+    scale = 1 if count_tokens is not None else CHARS_PER_TOKEN
+    prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens)
+    if template.prefix_only:
+        prefix, suffix = await prefix_task, None
+    else:
+        suffix_task = clip_suffix(to_lf(request.suffix), max_suffix_tokens * scale, count_tokens)
+        prefix, suffix = await asyncio.gather(prefix_task, suffix_task)
+    text = template.render(prefix, suffix or "", filepath=request.filepath, language=request.language)
+    return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)

@@ -1,0 +1,165 @@
+"""The language server's settings: one typed dataclass built from layered sources.
+
+Sources, later wins: built-in defaults → the user's config file → initializationOptions → workspace/configuration
+(section `infill`) → workspace/didChangeConfiguration. Each source is kept as the raw dict it came in, so a bad value
+in one source can be rejected on its own while the last good configuration stays in force.
+
+The settings dict is flat: the engine's keys (`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`,
+`default_org`) sit beside the server's own keys, so `{"completion": {"kind": "local"}}` works as editors send it.
+Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from engine.config import EngineConfig, _snake, from_dict, merge
+from engine.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+SECTION = "infill"
+ENGINE_KEYS = frozenset(f.name for f in dataclasses.fields(EngineConfig))
+
+
+@dataclass(frozen=True)
+class DebounceSettings:
+    """Automatic requests wait this long so that a burst of keystrokes costs one model call, not one per key.
+
+    `adaptive` waits about one and a half typing intervals, but never longer than the recent model latency
+    (a fast model is cheap to call, a slow one is worth waiting for), clamped to [min_ms, max_ms]."""
+
+    mode: Literal["adaptive", "fixed"] = "adaptive"
+    fixed_ms: int = 150
+    min_ms: int = 25
+    max_ms: int = 600
+
+    def __post_init__(self) -> None:
+        if min(self.fixed_ms, self.min_ms, self.max_ms) < 0:
+            raise ValueError("debounce times must not be negative")
+        if self.min_ms > self.max_ms:
+            raise ValueError("min_ms must not exceed max_ms")
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    enabled: bool = True
+    #: `auto` decides per request (rest of line, syntax, indentation); `always`/`never` force it.
+    multiline: Literal["auto", "always", "never"] = "auto"
+    max_tokens: int = 64
+    temperature: float = 0.1
+    #: Invoked (explicit) requests may show several choices, sampled hotter so that they differ.
+    invoked_choices: int = 1
+    invoked_temperature: float = 0.6
+    debounce: DebounceSettings = field(default_factory=DebounceSettings)
+    #: How long a request waits for a model that is still loading before it gives up.
+    ready_timeout: float = 120.0
+    cache_size: int = 100
+    cache_ttl: float = 300.0
+    #: Typing through a shown suggestion is served from it for at most this many typed characters.
+    typing_through_max: int = 50
+    #: Globs added to the built-in secret-file exclusions.
+    exclude: tuple[str, ...] = ()
+    #: Indentation used when the client sends no FormattingOptions (None: guess from the document).
+    indent_unit: str | None = None
+    #: Debug logging also writes prompts and completions (otherwise redacted).
+    log_level: Literal["error", "warning", "info", "debug"] = "info"
+    log_file: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_tokens <= 0:
+            raise ValueError("max_tokens must be a positive integer")
+        if not 0.0 <= self.temperature <= 2.0 or not 0.0 <= self.invoked_temperature <= 2.0:
+            raise ValueError("temperatures must be numbers from 0 to 2")
+        if not 1 <= self.invoked_choices <= 8:
+            raise ValueError("invoked_choices must be from 1 to 8")
+        if self.ready_timeout <= 0:
+            raise ValueError("ready_timeout must be a positive number of seconds")
+        if self.cache_size < 0 or self.cache_ttl < 0 or self.typing_through_max < 0:
+            raise ValueError("cache_size, cache_ttl and typing_through_max must not be negative")
+
+    @property
+    def debug(self) -> bool:
+        return self.log_level == "debug"
+
+
+def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
+    """Validate a flat settings dict. Raises ConfigError naming the offending key."""
+    engine_part: dict[str, Any] = {}
+    server_part: dict[str, Any] = {}
+    for key, value in (data or {}).items():
+        (engine_part if _snake(key) in ENGINE_KEYS else server_part)[key] = value
+    engine = from_dict(EngineConfig, engine_part)
+    if "engine" in {_snake(k) for k in server_part}:
+        raise ConfigError("engine", "put the engine's settings (completion, chat, …) at the top level")
+    return from_dict(ServerSettings, {**server_part, "engine": engine})
+
+
+def config_file_path(env: Mapping[str, str] | None = None) -> Path:
+    """`$INFILL_CONFIG`, else `$XDG_CONFIG_HOME/infill/config.toml`, else `~/.config/infill/config.toml`."""
+    env = os.environ if env is None else env
+    if env.get("INFILL_CONFIG"):
+        return Path(env["INFILL_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "infill" / "config.toml"
+
+
+def load_config_file(path: Path) -> dict[str, Any]:
+    """The file's settings; {} when it does not exist. A malformed file raises ConfigError naming the file."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(str(path), f"cannot read the config file: {exc}") from exc
+    # A file may hold the settings at the top level or under [infill].
+    if isinstance(data.get(SECTION), dict) and len(data) == 1:
+        return dict(data[SECTION])
+    return data
+
+
+LAYERS = ("defaults", "file", "initialization", "workspace", "change")
+
+
+class SettingsStore:
+    """Keeps each source's raw dict and the merged, validated result.
+
+    `update(layer, data)` validates the merge with the new layer; on error the layer is not applied, the previous
+    settings stay, and the ConfigError is raised for the caller to show."""
+
+    def __init__(self) -> None:
+        self._layers: dict[str, dict[str, Any]] = {name: {} for name in LAYERS}
+        self.current = ServerSettings()
+
+    def merged(self, layers: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+        layers = self._layers if layers is None else layers
+        out: dict[str, Any] = {}
+        for name in LAYERS:
+            out = merge(out, layers.get(name) or {})
+        return out
+
+    def update(self, layer: str, data: Mapping[str, Any] | None) -> ServerSettings:
+        if layer not in self._layers:
+            raise ValueError(f"unknown settings layer {layer!r}")
+        if data is not None and not isinstance(data, Mapping):
+            raise ConfigError(SECTION, f"expected a table of settings, got {data!r}")
+        candidate = dict(self._layers)
+        candidate[layer] = dict(data or {})
+        settings = parse_settings(self.merged(candidate))
+        self._layers = candidate
+        self.current = settings
+        return settings
+
+
+def engine_changed(old: ServerSettings, new: ServerSettings) -> bool:
+    """Whether a settings change needs a new engine (model, backend, languages…); other keys apply at once."""
+    return old.engine != new.engine

@@ -1,0 +1,124 @@
+"""Logging to the editor (`window/logMessage`) and to a file in the user's state directory.
+
+Logs end up in bug reports, so API keys are always redacted and prompt/completion text is replaced by its length
+unless debug logging is on. Never log to stdout: in `--stdio` mode stdout is the LSP channel."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import re
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+from lsprotocol import types
+
+_KEY_PATTERNS = (
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    re.compile(r"\b(sk-|sk_|xai-|gsk_|hf_)[A-Za-z0-9_\-]{10,}"),
+)
+
+
+def state_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "infill"
+
+
+def redact(message: str, secrets: Iterable[str] = ()) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            message = message.replace(secret, "[REDACTED]")
+    for pattern in _KEY_PATTERNS:
+        message = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + "[REDACTED]", message)
+    return message
+
+
+def show_text(text: str, debug: bool) -> str:
+    """Prompt or completion text for a log line: itself in debug mode, else only its size."""
+    return repr(text) if debug else f"<{len(text)} chars>"
+
+
+class RedactingFilter(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.secrets: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        record.msg = redact(message, self.secrets)
+        record.args = None
+        return True
+
+
+class LspLogHandler(logging.Handler):
+    """Forwards records to the client as window/logMessage."""
+
+    LEVELS = {logging.ERROR: types.MessageType.Error, logging.WARNING: types.MessageType.Warning,
+              logging.INFO: types.MessageType.Info, logging.DEBUG: types.MessageType.Log}
+
+    def __init__(self, send: Callable[[types.LogMessageParams], None]) -> None:
+        super().__init__()
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        kind = self.LEVELS.get(record.levelno, types.MessageType.Error if record.levelno > logging.ERROR
+                               else types.MessageType.Log)
+        try:
+            self._send(types.LogMessageParams(type=kind, message=self.format(record)))
+        except Exception:
+            pass
+
+
+class LoggingSetup:
+    """Owns the handlers on the `engine` and `lsp_server` loggers; `configure` may be called again on config change."""
+
+    LOGGERS = ("engine", "lsp_server")
+
+    def __init__(self) -> None:
+        self.filter = RedactingFilter()
+        self._handlers: list[logging.Handler] = []
+
+    def configure(self, level: str, send: Callable[[types.LogMessageParams], None] | None,
+                  log_file: str | None = None, secrets: Iterable[str] = ()) -> Path | None:
+        self.close()
+        self.filter.secrets = {s for s in secrets if s}
+        numeric = getattr(logging, level.upper(), logging.INFO)
+        handlers: list[logging.Handler] = []
+        if send is not None:
+            lsp = LspLogHandler(send)
+            lsp.setLevel(max(numeric, logging.INFO) if numeric > logging.DEBUG else logging.DEBUG)
+            lsp.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+            handlers.append(lsp)
+        path: Path | None = None
+        try:
+            path = Path(log_file).expanduser() if log_file else state_dir() / "infill.log"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8")
+            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            handlers.append(fh)
+        except OSError:
+            path = None
+        for handler in handlers:
+            handler.addFilter(self.filter)
+        for name in self.LOGGERS:
+            logger = logging.getLogger(name)
+            logger.setLevel(numeric)
+            for handler in handlers:
+                logger.addHandler(handler)
+        self._handlers = handlers
+        return path
+
+    def close(self) -> None:
+        for name in self.LOGGERS:
+            logger = logging.getLogger(name)
+            for handler in self._handlers:
+                logger.removeHandler(handler)
+        for handler in self._handlers:
+            handler.close()
+        self._handlers = []

@@ -1,0 +1,73 @@
+"""The cursor's surroundings as the filters see them.
+
+A frozen dataclass with lazily computed views (current line, nearby lines, the document's indent unit) so that each
+filter reads them in O(lines near the cursor), never O(document), on every keystroke."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import lsp_server.postprocess.textutil as textutil
+
+# How far from the cursor the filters look. Enough for indentation and duplicate checks; bounded so a huge file costs
+# no more than a small one.
+CONTEXT_LINES = 200
+# Indentation is judged from fewer lines: enough to see the unit, cheap on every keystroke.
+INDENT_LINES_BEFORE, INDENT_LINES_AFTER = 80, 40
+
+
+@dataclass(frozen=True)
+class PostprocessContext:
+    prefix: str  # document text before the cursor (LF line endings)
+    suffix: str  # document text after the cursor (LF)
+    language: str  # LSP languageId
+    indent_unit: str = "    "  # from FormattingOptions (tabSize/insertSpaces) or configuration
+    multiline: bool = True  # False: the item must fit on the current line
+    min_chars: int = 4  # items with fewer non-blank characters are dropped (Tabby's minCompletionChars)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.indent_unit, str) or not (
+            self.indent_unit == "\t" or (1 <= len(self.indent_unit) <= 16 and set(self.indent_unit) == {" "})
+        ):
+            raise ValueError(f"indent_unit must be a tab or 1 to 16 spaces, got {self.indent_unit!r}")
+        if not isinstance(self.min_chars, int) or isinstance(self.min_chars, bool) or self.min_chars < 0:
+            raise ValueError(f"min_chars must be a non-negative integer, got {self.min_chars!r}")
+
+    @cached_property
+    def line_prefix(self) -> str:
+        """Text of the current line before the cursor."""
+        return self.prefix[self.prefix.rfind("\n") + 1:]
+
+    @cached_property
+    def line_suffix(self) -> str:
+        """Text of the current line after the cursor (the "rest of the line")."""
+        end = self.suffix.find("\n")
+        return self.suffix if end < 0 else self.suffix[:end]
+
+    @cached_property
+    def prefix_lines(self) -> list[str]:
+        """The last lines before the cursor, oldest first; the last one is `line_prefix`."""
+        return textutil.tail_lines(self.prefix, CONTEXT_LINES)
+
+    @cached_property
+    def suffix_lines(self) -> list[str]:
+        """The first lines after the cursor; the first one is `line_suffix`."""
+        return textutil.head_lines(self.suffix, CONTEXT_LINES)
+
+    @cached_property
+    def next_line(self) -> str | None:
+        """The first non-blank line after the current one, or None at the end of the document."""
+        return textutil.first_non_blank(self.suffix_lines[1:])
+
+    @cached_property
+    def document_indent_unit(self) -> str | None:
+        """The indent unit the document around the cursor uses, when it shows one."""
+        before = self.prefix_lines[-INDENT_LINES_BEFORE - 1:-1]
+        return textutil.detect_indent_unit(before + self.suffix_lines[1:INDENT_LINES_AFTER + 1])
+
+    @cached_property
+    def target_indent_unit(self) -> str:
+        """What completions should be indented with: the document's own unit wins over the editor's setting, because
+        the code being completed has to stay consistent with its neighbours."""
+        return self.document_indent_unit or self.indent_unit

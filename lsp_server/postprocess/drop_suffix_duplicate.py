@@ -1,0 +1,33 @@
+"""Drop an item that repeats the code right after the cursor."""
+
+from __future__ import annotations
+
+from lsp_server.postprocess.context import PostprocessContext
+from lsp_server.postprocess.textutil import is_blank, near_identical
+
+COMPARED_LINES = 3
+# Edit distance at most 5% of the longer side (and at least 1).
+SIMILARITY = 0.05
+
+
+def _first_lines(lines: list[str], count: int) -> tuple[list[str], int]:
+    start = 0
+    while start < len(lines) and is_blank(lines[start]):
+        start += 1
+    return lines[start:start + count], len(lines) - start
+
+
+def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
+    """FIM models often "complete" by re-typing the next lines, which the user already has: inserting it duplicates
+    code. Compare the first (up to three) non-blank lines of the item with as many non-blank lines of the text after
+    the cursor, whitespace at the ends ignored; within 5% edit distance the item is dropped."""
+    item_lines, item_left = _first_lines(text.split("\n"), COMPARED_LINES)
+    suffix_lines, suffix_left = _first_lines(ctx.suffix_lines, COMPARED_LINES)
+    count = min(COMPARED_LINES, item_left, suffix_left)
+    if count < 1:
+        return text
+    item = "\n".join(item_lines[:count]).strip()
+    suffix = "\n".join(suffix_lines[:count]).strip()
+    if near_identical(item, suffix, SIMILARITY, minimum=1):
+        return None
+    return text

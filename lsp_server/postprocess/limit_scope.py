@@ -1,0 +1,59 @@
+"""Limit an item to the block being completed, by indentation."""
+
+from __future__ import annotations
+
+from lsp_server.postprocess.context import PostprocessContext
+from lsp_server.postprocess.textutil import indent_width, is_blank, is_block_closing, is_block_opening
+
+
+def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool] | None:
+    """(indent limit, whether one closing line below the limit may be kept), or None when there is no reference."""
+    reference = next((line for line in reversed(ctx.prefix_lines) if not is_blank(line)), None)
+    first_in_item = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
+    if reference is None or first_in_item is None:
+        return None
+    reference_indent = indent_width(reference)
+    item_indent = indent_width(detect[first_in_item]) if first_in_item else indent_width(detect[0])
+    allow_closing = True
+    if not is_blank(lines[0]) and not is_blank(ctx.line_prefix):
+        # Continuing the current statement: anything back at its indentation is a new statement.
+        limit = reference_indent + 1
+        allow_closing = is_block_opening(detect, 0)
+    elif item_indent > reference_indent:
+        limit = reference_indent + 1  # the item opens a deeper block
+    else:
+        limit = reference_indent  # a new statement at the same (or a closing) level
+    if ctx.next_line is not None:
+        # A closing line belongs to the item only when the code after it is outside the block too.
+        allow_closing = allow_closing and indent_width(ctx.next_line) < limit
+    return limit, allow_closing
+
+
+def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
+    """A model that has finished the block at the cursor keeps writing the next function, the next test, the rest of
+    the file. Cut at the first line indented less than the block being completed, keeping that line when it closes
+    the block (`}`) and the code after the cursor does not close it already, and continuing through lines that close
+    and reopen (`} else {`). In Python a dedented line after a blank line starts something new and is never kept."""
+    lines = text.split("\n")
+    if len(lines) < 2:
+        return text
+    detect = [ctx.line_prefix + lines[0], *lines[1:]]
+    scope = _scope(lines, detect, ctx)
+    if scope is None:
+        return text
+    limit, allow_closing = scope
+    index = 1
+    while index < len(lines):
+        line = lines[index]
+        if is_blank(line) or indent_width(line) >= limit:
+            index += 1
+            continue
+        if is_block_closing(detect, index) and is_block_opening(detect, index):
+            index += 1
+            continue
+        if allow_closing and (ctx.language != "python" or not is_blank(lines[index - 1])):
+            index += 1
+        break
+    if index < len(lines):
+        return "\n".join(lines[:index]).rstrip()
+    return text

@@ -1,0 +1,122 @@
+"""What the user sees of the server's state: `infill/didChangeStatus` notifications and `$/progress` while the model
+starts.
+
+The engine reports StatusEvents through a plain callback; this module turns them into LSP messages. Work-done
+progress is only used when the client declares `window.workDoneProgress` (the spec requires creating the token
+first and waiting for the client's answer, so progress messages are sent from one ordered task queue)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from lsprotocol import types
+
+from engine.api import StatusEvent
+
+log = logging.getLogger(__name__)
+
+STATUS_METHOD = "infill/didChangeStatus"
+
+
+def status_payload(event: StatusEvent) -> dict[str, Any]:
+    payload: dict[str, Any] = {"kind": event.kind, "message": event.message}
+    if event.detail:
+        payload["detail"] = event.detail
+    return payload
+
+
+@dataclass
+class _Progress:
+    token: str
+    created: asyncio.Future
+
+
+class StatusReporter:
+    def __init__(self, notify: Callable[[str, Any], None], progress: Any | None = None,
+                 progress_supported: Callable[[], bool] = lambda: False) -> None:
+        self._notify = notify
+        self._progress_api = progress
+        self._progress_supported = progress_supported
+        self._progress: _Progress | None = None
+        self._queue: asyncio.Task | None = None
+        self.current = StatusEvent("starting", "Infill is starting")
+        self.history: list[StatusEvent] = []
+        self._disabled_reported: set[str] = set()
+
+    # --- engine events -----------------------------------------------------------------------------------------
+
+    def on_engine_status(self, event: StatusEvent) -> None:
+        self.publish(event)
+        if self._progress_api is not None and self._progress_supported():
+            self._chain(self._update_progress(event))
+
+    def publish(self, event: StatusEvent) -> None:
+        """Send a status notification when the status changed (busy↔ready flips are sent every time)."""
+        if event == self.current and self.history:
+            return
+        self.current = event
+        self.history.append(event)
+        del self.history[:-50]
+        try:
+            self._notify(STATUS_METHOD, status_payload(event))
+        except Exception:  # the client may be gone; status is best effort
+            log.debug("status notification failed", exc_info=True)
+
+    def disabled_once(self, key: str, message: str, detail: str | None = None) -> None:
+        """Report "disabled" for a reason (an excluded file, completion turned off) once, not on every keystroke."""
+        if key in self._disabled_reported:
+            return
+        self._disabled_reported.add(key)
+        self.publish(StatusEvent("disabled", message, detail))
+
+    def reset_disabled(self) -> None:
+        self._disabled_reported.clear()
+
+    # --- $/progress --------------------------------------------------------------------------------------------
+
+    def _chain(self, coro) -> None:
+        previous = self._queue
+
+        async def run() -> None:
+            if previous is not None:
+                try:
+                    await previous
+                except Exception:
+                    pass
+            try:
+                await coro
+            except Exception:
+                log.debug("progress update failed", exc_info=True)
+
+        try:
+            self._queue = asyncio.ensure_future(run())
+        except RuntimeError:  # no running loop (e.g. during shutdown)
+            coro.close()
+
+    async def _update_progress(self, event: StatusEvent) -> None:
+        api = self._progress_api
+        if event.kind == "starting":
+            if self._progress is None:
+                token = f"infill-start-{uuid.uuid4().hex[:8]}"
+                await api.create_async(token)
+                self._progress = _Progress(token, asyncio.get_running_loop().create_future())
+                api.begin(token, types.WorkDoneProgressBegin(
+                    title="Infill", message=event.message, percentage=event.percent, cancellable=False))
+            else:
+                api.report(self._progress.token, types.WorkDoneProgressReport(
+                    message=event.message, percentage=event.percent))
+        elif self._progress is not None:
+            api.end(self._progress.token, types.WorkDoneProgressEnd(message=event.message))
+            api.tokens.pop(self._progress.token, None)
+            self._progress = None
+
+    async def drain(self) -> None:
+        if self._queue is not None:
+            try:
+                await self._queue
+            except Exception:
+                pass

@@ -1,0 +1,110 @@
+"""Helpers for the pytest-lsp end-to-end tests of the Infill server (not a test module)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+SERVER_COMMAND = [sys.executable, "-m", "lsp_server", "serve", "--stdio"]
+STATUS = "infill/didChangeStatus"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def server_env() -> dict[str, str]:
+    """Keep the user's config file and state directory out of the tests."""
+    home = tempfile.mkdtemp(prefix="infill-lsp-test-")
+    env = dict(os.environ)
+    env.update(XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_STATE_HOME=os.path.join(home, "state"),
+               XDG_CACHE_HOME=os.path.join(home, "cache"), PYTHONPATH=str(ROOT))
+    env.pop("INFILL_CONFIG", None)
+    return env
+
+
+def config() -> ClientServerConfig:
+    return ClientServerConfig(server_command=SERVER_COMMAND, server_env=server_env())
+
+
+def capabilities(encodings: list[str] | None = None, configuration: bool = True) -> types.ClientCapabilities:
+    """pytest-lsp's canned capability sets declare no inline completion: declare it here."""
+    return types.ClientCapabilities(
+        general=types.GeneralClientCapabilities(position_encodings=encodings or ["utf-16"]),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(),
+            inline_completion=types.InlineCompletionClientCapabilities(dynamic_registration=False)),
+        window=types.WindowClientCapabilities(work_done_progress=True),
+        workspace=types.WorkspaceClientCapabilities(configuration=configuration,
+                                                    did_change_configuration=types.DidChangeConfigurationClientCapabilities()),
+    )
+
+
+def record_status(client: LanguageClient) -> list[dict[str, Any]]:
+    """Collect infill/didChangeStatus notifications (register before initialize)."""
+    seen: list[dict[str, Any]] = []
+
+    @client.feature(STATUS)
+    def _on_status(params: Any) -> None:
+        seen.append({"kind": params.kind, "message": params.message, "detail": getattr(params, "detail", None)})
+
+    client.infill_status = seen  # type: ignore[attr-defined]
+    return seen
+
+
+def remote_options(base_url: str, **extra: Any) -> dict[str, Any]:
+    """Point the server at the session's llama-server via its FIM endpoint (fast: no model start per server)."""
+    return {"completion": {"kind": "llama.cpp/infill", "api_endpoint": base_url}, "debounce": {"mode": "fixed",
+            "fixed_ms": 0}, "max_tokens": 16, **extra}
+
+
+async def wait_status(client: LanguageClient, kind: str, timeout: float = 60.0) -> dict[str, Any]:
+    seen = client.infill_status  # type: ignore[attr-defined]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        for event in seen:
+            if event["kind"] == kind:
+                return event
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no {kind!r} status within {timeout} s; saw {seen}")
+        await asyncio.sleep(0.02)
+
+
+_counter = 0
+
+
+def open_doc(client: LanguageClient, text: str, language: str = "python", name: str | None = None) -> str:
+    global _counter
+    _counter += 1
+    uri = f"file:///work/sample/{name or f'doc{_counter}.py'}"
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+    return uri
+
+
+def inline_params(uri: str, line: int, character: int, invoked: bool = True) -> types.InlineCompletionParams:
+    kind = types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
+        context=types.InlineCompletionContext(trigger_kind=kind))
+
+
+async def complete(client: LanguageClient, uri: str, line: int, character: int, invoked: bool = True
+                   ) -> types.InlineCompletionList:
+    result = await client.text_document_inline_completion_async(inline_params(uri, line, character, invoked))
+    assert isinstance(result, types.InlineCompletionList), result
+    return result
+
+
+def edit(client: LanguageClient, uri: str, version: int, line: int, character: int, text: str,
+         end: tuple[int, int] | None = None) -> None:
+    end_line, end_char = end if end else (line, character)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=line, character=character),
+                              end=types.Position(line=end_line, character=end_char)), text=text)]))

@@ -1,0 +1,112 @@
+"""Supersession and $/cancelRequest: every request is answered and the model stream is closed, so llama-server
+stops generating (observed on its /slots endpoint: the superseded slot stops long before its token budget)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from .lsp_support import capabilities, complete, config, inline_params, open_doc, record_status, remote_options, \
+    wait_status
+
+pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
+
+#: Long enough that an unstopped generation would run for about a second on the tiny model.
+BUDGET = 1500
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def client(lsp_client: LanguageClient, llama_server: str):
+    record_status(lsp_client)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(["utf-16"]),
+        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0)))
+    await wait_status(lsp_client, "ready")
+    yield
+    await lsp_client.shutdown_session()
+
+
+_http: dict[str, httpx.AsyncClient] = {}
+
+
+async def _slots(base_url: str) -> list[dict]:
+    http = _http.get(base_url)
+    if http is None or http.is_closed:
+        http = _http[base_url] = httpx.AsyncClient(base_url=base_url, timeout=5.0)
+    return (await http.get("/slots")).json()
+
+
+def _deadline(seconds: float) -> float:
+    """A safety net so a broken server fails the test instead of hanging it (not a speed assertion)."""
+    return asyncio.get_running_loop().time() + seconds
+
+
+async def _wait_generating(base_url: str, min_decoded: int = 20) -> int:
+    """Id of the slot that is generating, once it has produced a few tokens."""
+    end = _deadline(30)
+    while asyncio.get_running_loop().time() < end:
+        for slot in await _slots(base_url):
+            decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
+            if slot.get("is_processing") and decoded >= min_decoded:
+                return slot["id"]
+        await asyncio.sleep(0.005)
+    raise AssertionError("llama-server never started generating")
+
+
+async def _decoded_until_idle(base_url: str, slot_id: int) -> int:
+    """Highest token count seen on the slot before it went idle."""
+    highest = 0
+    end = _deadline(30)
+    while asyncio.get_running_loop().time() < end:
+        slot = next(s for s in await _slots(base_url) if s["id"] == slot_id)
+        if not slot.get("is_processing"):
+            return highest
+        highest = max(highest, (slot.get("next_token") or [{}])[0].get("n_decoded", 0))
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"slot {slot_id} kept generating")
+
+
+async def test_newer_request_supersedes_older(client: LanguageClient, llama_server: str):
+    uri = open_doc(client, "def first(a):\n    ")
+    cached_first = await complete(client, uri, 1, 4)  # fills the cache for this position
+    assert cached_first.items
+    # a request at another position goes to the model …
+    older = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 0, 13)))
+    slot = await _wait_generating(llama_server)
+    # … and is superseded by a newer one for the same document (answered from the cache at once)
+    newer = await complete(client, uri, 1, 4)
+    assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
+    old_result = await older
+    assert isinstance(old_result, types.InlineCompletionList) and not old_result.items
+    assert await _decoded_until_idle(llama_server, slot) < BUDGET // 2
+
+
+async def test_cancel_request_is_honoured(client: LanguageClient, llama_server: str):
+    uri = open_doc(client, "class Point:\n    ")
+    future = asyncio.ensure_future(client.protocol.send_request_async(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 4), msg_id="infill-cancel-test"))
+    slot = await _wait_generating(llama_server)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="infill-cancel-test"))
+    with pytest.raises(JsonRpcException) as info:
+        await future
+    assert info.value.code == -32800  # RequestCancelled: answered, not dropped
+    assert await _decoded_until_idle(llama_server, slot) < BUDGET // 2
+    # the server keeps working afterwards
+    uri2 = open_doc(client, "x = 1\n")
+    assert isinstance(await complete(client, uri2, 1, 0), types.InlineCompletionList)
+
+
+async def test_burst_of_automatic_requests_all_answered(client: LanguageClient):
+    uri = open_doc(client, "def burst(n):\n    ")
+    futures = [client.text_document_inline_completion_async(inline_params(uri, 1, 4, invoked=False))
+               for _ in range(5)]
+    results = await asyncio.gather(*futures)
+    assert all(isinstance(r, types.InlineCompletionList) for r in results)
+    assert all(not r.items for r in results[:-1])  # superseded ones are empty
+    assert results[-1].items  # the last one is served

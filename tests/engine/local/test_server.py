@@ -1,0 +1,186 @@
+"""The local backend end to end with the real llama-server: sharing, FIM detection, crash recovery, give-up."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+
+import pytest
+
+from engine.config import EngineConfig, LocalServerSettings, ModelConfig
+from engine.errors import BackendError, BackendUnavailable
+from engine.local.server import start_local_server
+from engine.streams import generate_sync
+from engine.types import ChatMessage, ChatRequest, CompletionOptions, GenerationStats, Prompt
+from tests.fixtures.tiny_model import build_tiny_model
+
+from .test_supervisor import is_alive, wait_until_dead
+
+pytestmark = pytest.mark.llama_server
+
+PROMPT = Prompt(text="def add(a, b):", prefix="def add(a, b):", suffix="\n")
+OPTIONS = CompletionOptions(max_decoding_tokens=6, sampling_temperature=0.0, seed=3)
+
+
+def local_config(model, binary, **settings) -> ModelConfig:
+    local = LocalServerSettings(binary=binary, parallel=1, ctx_size=1024, start_timeout=30.0, **settings)
+    return ModelConfig(kind="local", model=str(model), local=local)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_without_fim(tmp_path_factory) -> str:
+    return str(build_tiny_model(tmp_path_factory.mktemp("no-fim") / "tiny-no-fim.gguf", fim=False))
+
+
+async def test_shared_server_serves_infill_chat_and_tokens(llama_server_binary, tiny_model):
+    cfg = local_config(tiny_model, llama_server_binary)
+    events = []
+    server = await start_local_server(cfg, EngineConfig(completion=cfg), on_status=events.append)
+    pid = server.supervisor.pid
+    try:
+        again = await start_local_server(cfg, EngineConfig(completion=cfg))
+        assert again is server  # one llama-server per model file and settings
+        await again.close()
+        assert is_alive(pid)  # still referenced once
+
+        assert server.has_fim and server.failed_reason is None
+        assert server.endpoint.startswith("http://127.0.0.1:")
+        stream = server.completion_stream()
+        assert stream.native_fim and stream.path == "/infill"
+        stats = GenerationStats()
+        try:
+            text = await generate_sync(stream, PROMPT, OPTIONS, stats)
+        finally:
+            await stream.close()
+        assert text and stats.generated_tokens == OPTIONS.max_decoding_tokens
+        template = server.prompt_template()
+        assert not template.prefix_only  # the suffix is kept and sent to /infill
+
+        assert await server.count_tokens("def add(a, b):") > 1
+        chat = server.chat_stream()
+        try:
+            chunks = [c async for c in chat.chat(ChatRequest(messages=(ChatMessage("user", "hi"),), max_tokens=2))]
+        finally:
+            await chat.close()
+        assert "".join(c.content for c in chunks)
+        assert any(event.kind == "ready" for event in events)
+    finally:
+        await server.close()
+    assert wait_until_dead(pid) and server.supervisor.pid is None
+
+
+async def test_model_without_fim_tokens_uses_completion(llama_server_binary, tiny_model_without_fim, caplog):
+    cfg = local_config(tiny_model_without_fim, llama_server_binary)
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    try:
+        assert not server.has_fim
+        stream = server.completion_stream()
+        assert not stream.native_fim and stream.path == "/completion"
+        try:
+            assert await generate_sync(stream, PROMPT, OPTIONS)
+        finally:
+            await stream.close()
+        with caplog.at_level(logging.WARNING, logger="engine.local.server"):
+            assert server.prompt_template().prefix_only
+        assert "no FIM tokens and no prompt_template" in caplog.text
+    finally:
+        await server.close()
+
+
+async def test_configured_template_wins_over_fim_tokens(llama_server_binary, tiny_model):
+    cfg = dataclasses.replace(local_config(tiny_model, llama_server_binary),
+                              prompt_template="<PRE> {prefix} <SUF>{suffix} <MID>")
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    try:
+        assert server.has_fim
+        stream = server.completion_stream()
+        assert stream.path == "/completion"
+        await stream.close()
+        template = server.prompt_template()
+        assert template.render("a", "b") == "<PRE> a <SUF>b <MID>"
+    finally:
+        await server.close()
+
+
+async def test_embedding_server(llama_server_binary, tiny_model):
+    cfg = local_config(tiny_model, llama_server_binary, embedding=True)
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    embedding = server.embedding()
+    try:
+        short = await embedding.embed("hi")  # padded to 4 tokens
+        longer = await embedding.embed("def add(a, b): return a + b")
+        assert len(short) == len(longer) == 64
+        assert short != longer
+    finally:
+        await embedding.close()
+        await server.close()
+
+
+async def test_kill_9_mid_stream_fails_that_request_then_recovers(llama_server_binary, tiny_model):
+    cfg = local_config(tiny_model, llama_server_binary)
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    server.supervisor.restart_backoff = 0.05
+    stream = server.completion_stream()
+    try:
+        first_pid = server.supervisor.pid
+        long = CompletionOptions(max_decoding_tokens=900, sampling_temperature=0.0, seed=1)
+        with pytest.raises(BackendError):
+            async with contextlib.aclosing(stream.generate(PROMPT, long)) as chunks:
+                async for _ in chunks:
+                    if is_alive(first_pid):
+                        os.kill(first_pid, signal.SIGKILL)
+        assert wait_until_dead(first_pid)
+        # the next request waits for the automatic restart and succeeds
+        assert await generate_sync(stream, PROMPT, OPTIONS)
+        assert server.supervisor.restarts == 1 and server.supervisor.pid not in (None, first_pid)
+        assert server.failed_reason is None
+    finally:
+        await stream.close()
+        await server.close()
+
+
+async def test_crash_loop_while_running_gives_up_and_requests_get_the_reason(llama_server_binary, tiny_model):
+    cfg = local_config(tiny_model, llama_server_binary)
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    supervisor = server.supervisor
+    supervisor.restart_backoff = 0.01
+    stream = server.completion_stream()
+    try:
+        for crash in range(1, supervisor.crash_limit + 1):
+            await supervisor.wait_ready(30)
+            pid = supervisor.pid
+            os.kill(pid, signal.SIGKILL)
+            assert wait_until_dead(pid)
+            await noticed_crashes(supervisor, crash)
+        with pytest.raises(BackendUnavailable, match="crashed 5 times within 60 s") as info:
+            await generate_sync(stream, PROMPT, OPTIONS)
+        assert "killed by signal 9" in str(info.value)
+        assert server.failed_reason and supervisor.pid is None and supervisor.state == "failed"
+    finally:
+        await stream.close()
+        await server.close()
+    # a fresh start after giving up is possible (the failed server is not reused)
+    again = await start_local_server(cfg, EngineConfig(completion=cfg))
+    try:
+        assert again is not server and again.failed_reason is None
+    finally:
+        await again.close()
+
+
+async def noticed_crashes(supervisor, count: int, attempts: int = 400) -> None:
+    """Wait (bounded) until the monitor has counted `count` crashes (it restarts after each, or gives up)."""
+    for _ in range(attempts):
+        if supervisor.crashes >= count:
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"the supervisor did not notice crash {count} (state {supervisor.state})")
+
+
+async def test_missing_binary_setting_is_a_clear_error(tiny_model, tmp_path):
+    cfg = local_config(tiny_model, str(tmp_path / "no" / "llama-server"))
+    with pytest.raises(BackendUnavailable, match=r"completion\.local\.binary.*bash scripts/setup\.sh"):
+        await start_local_server(cfg, EngineConfig(completion=cfg))

@@ -1,0 +1,291 @@
+"""The llama-server supervisor: pure helpers, fake children for the awkward cases, the real server for the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from engine.api import StatusEvent
+from engine.config import LocalServerSettings
+from engine.errors import BackendUnavailable
+from engine.local import supervisor as supervisor_module
+from engine.local.supervisor import LlamaServerSupervisor, diagnose, is_health_noise, server_args
+
+REPO = Path(__file__).resolve().parents[3]
+FAST = LocalServerSettings(parallel=1, ctx_size=512, start_timeout=30.0)
+
+
+def is_alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_until_dead(pid: int, attempts: int = 100) -> bool:
+    for _ in range(attempts):
+        if not is_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def fast_restarts(sup: LlamaServerSupervisor) -> LlamaServerSupervisor:
+    sup.restart_backoff = 0.01
+    return sup
+
+
+# --- pure helpers -------------------------------------------------------------------------------------------------
+
+
+def test_server_args_from_settings():
+    settings = LocalServerSettings(parallel=3, ctx_size=8192, threads=4, gpu_layers=99, flash_attention=True,
+                                   embedding=True, chat_template="chatml", extra_args=("--mlock",))
+    args = server_args("/bin/llama-server", "/m.gguf", 8123, settings)
+    assert args[:7] == ["/bin/llama-server", "-m", "/m.gguf", "--host", "127.0.0.1", "--port", "8123"]
+    joined = " ".join(args)
+    for part in ("--cont-batching", "-np 3", "--ctx-size 8192", "--threads 4", "-ngl 99", "--flash-attn on",
+                 "--embedding", "--pooling mean", "--chat-template chatml"):
+        assert part in joined
+    assert args[-1] == "--mlock"
+    minimal = " ".join(server_args("b", "m", 1, LocalServerSettings()))
+    for absent in ("--threads", "-ngl", "--flash-attn", "--embedding", "--chat-template"):
+        assert absent not in minimal
+
+
+def test_chat_template_file_is_passed_as_a_file(tmp_path):
+    template = tmp_path / "chat.jinja"
+    template.write_text("{{ messages }}")
+    args = server_args("b", "m", 1, LocalServerSettings(chat_template=str(template)))
+    assert args[args.index("--chat-template-file") + 1] == str(template)
+
+
+@pytest.mark.parametrize("lines, code, expected", [
+    (["ggml_backend_cuda_buffer_type_alloc_buffer: cudaMalloc failed: out of memory"], 1, "out of memory"),
+    ([], -signal.SIGILL, "Illegal instruction"),
+    (["gguf_init_from_file: failed to open GGUF file '/m.gguf' (No such file or directory)"], 1, "does not exist"),
+    (["gguf_init_from_reader: invalid magic characters: 'abcd', expected 'GGUF'"], 1, "not a GGUF file"),
+    (["tensor 'token_embd.weight' data is not within the file bounds, model is corrupted or incomplete"], 1,
+     "truncated or corrupt"),
+    (["start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"], 1, "port in use"),
+    (["something else went wrong"], 3, "exited with code 3; last output: something else went wrong"),
+    ([], -signal.SIGKILL, "killed by signal 9"),
+])
+def test_diagnose_in_plain_words(lines, code, expected):
+    assert expected in diagnose(lines, code, "/m.gguf")
+
+
+def test_health_check_noise_is_dropped():
+    assert is_health_noise("srv  log_server_r: request: GET /health 127.0.0.1 200")
+    assert not is_health_noise("srv  load_model: loading model '/m.gguf'")
+
+
+# --- fake children (no llama-server needed) -----------------------------------------------------------------------
+
+
+def fake_binary(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fake-llama-server"
+    path.write_text("#!/bin/sh\n" + textwrap.dedent(body))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+@pytest.fixture
+def model_file(tmp_path) -> Path:
+    path = tmp_path / "model.gguf"
+    path.write_bytes(b"GGUF")
+    return path
+
+
+def test_missing_model_file_gives_up_at_once(tmp_path):
+    sup = LlamaServerSupervisor(fake_binary(tmp_path, "exit 1\n"), tmp_path / "absent.gguf", FAST)
+    with pytest.raises(BackendUnavailable, match="absent.gguf does not exist"):
+        sup.start_blocking()
+    assert sup.restarts == 0 and sup.failed_reason
+
+
+def test_illegal_instruction_crash_loop_gives_up_with_the_diagnosis(tmp_path, model_file):
+    events: list[StatusEvent] = []
+    sup = fast_restarts(LlamaServerSupervisor(fake_binary(tmp_path, "kill -ILL $$\n"), model_file, FAST,
+                                              on_status=events.append))
+    with pytest.raises(BackendUnavailable, match="crashed 5 times within 60 s.*Illegal instruction"):
+        sup.start_blocking()
+    assert sup.restarts == 4
+    assert events[-1].kind == "error" and "Illegal instruction" in events[-1].message
+    assert sup.pid is None
+
+
+def test_start_deadline(tmp_path, model_file):
+    settings = LocalServerSettings(start_timeout=0.5)
+    sup = LlamaServerSupervisor(fake_binary(tmp_path, "exec sleep 30\n"), model_file, settings)
+    with pytest.raises(BackendUnavailable, match=r"not become healthy within 0.5 s.*completion.local.start_timeout"):
+        sup.start_blocking()
+    assert sup.pid is None
+
+
+def test_stop_escalates_to_sigkill_and_kills_the_process_group(tmp_path, model_file):
+    """A child that ignores SIGTERM (and its own child) is killed after the grace period."""
+    marker = tmp_path / "grandchild.pid"
+    script = f"""
+        trap '' TERM
+        sleep 30 &
+        echo $! > {marker}
+        wait
+        wait
+    """
+    sup = LlamaServerSupervisor(fake_binary(tmp_path, script), model_file, LocalServerSettings(start_timeout=30))
+    sup._launch()
+    for _ in range(100):
+        if marker.exists() and marker.read_text().strip():
+            break
+        time.sleep(0.05)
+    pid, grandchild = sup.pid, int(marker.read_text())
+    assert pid and is_alive(pid) and is_alive(grandchild)
+    sup.stop_blocking(grace=0.3)
+    assert wait_until_dead(pid) and wait_until_dead(grandchild)
+    assert sup.state == "stopped"
+
+
+# --- the real llama-server ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.llama_server
+async def test_start_health_status_events_and_stop(llama_server_binary, tiny_model):
+    events: list[StatusEvent] = []
+    sup = LlamaServerSupervisor(llama_server_binary, tiny_model, FAST, on_status=events.append)
+    try:
+        url = await sup.start()
+        assert url.startswith("http://127.0.0.1:")
+        async with httpx.AsyncClient(trust_env=False) as client:
+            assert (await client.get(url + "/health")).status_code == 200
+        pid = sup.pid
+        assert pid and is_alive(pid)
+        assert await sup.wait_ready(1.0) == url
+    finally:
+        await sup.stop()
+    await asyncio.sleep(0)  # let the loop deliver events queued from the monitor thread
+    kinds = [event.kind for event in events]
+    assert kinds[0] == "starting" and "ready" in kinds
+    assert not is_alive(pid) and sup.pid is None and sup.state == "stopped"
+    assert not any("/health" in line for line in sup.stderr_tail())
+    assert any("model loaded" in line for line in sup.stderr_tail())
+    with pytest.raises(BackendUnavailable):
+        await sup.wait_ready(0.1)
+
+
+@pytest.mark.llama_server
+def test_corrupt_model_crash_loop_gives_up_with_a_diagnosis(llama_server_binary, tmp_path):
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(bytes(range(256)) * 400)
+    sup = fast_restarts(LlamaServerSupervisor(llama_server_binary, garbage, FAST))
+    with pytest.raises(BackendUnavailable) as info:
+        sup.start_blocking()
+    assert "crashed 5 times" in str(info.value) and "is not a GGUF file" in str(info.value)
+    assert sup.failed_reason == str(info.value).split(": ", 1)[1]
+    assert sup.pid is None and sup.state == "failed"
+
+
+@pytest.mark.llama_server
+def test_truncated_model_is_diagnosed(llama_server_binary, tiny_model, tmp_path):
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(tiny_model.read_bytes()[: tiny_model.stat().st_size // 3])
+    sup = fast_restarts(LlamaServerSupervisor(llama_server_binary, truncated, FAST))
+    with pytest.raises(BackendUnavailable, match="truncated or corrupt"):
+        sup.start_blocking()
+    assert "truncated.gguf" in sup.failed_reason
+
+
+@pytest.mark.llama_server
+def test_port_clash_is_retried_on_another_port(llama_server_binary, tiny_model, monkeypatch):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        ports = iter([busy])
+        real_free_port = supervisor_module.free_port
+        monkeypatch.setattr(supervisor_module, "free_port", lambda: next(ports, None) or real_free_port())
+        sup = LlamaServerSupervisor(llama_server_binary, tiny_model, FAST)
+        try:
+            url = sup.start_blocking()
+            assert not url.endswith(f":{busy}")
+            assert sup.restarts == 0 and sup.last_crash_reason is None
+        finally:
+            sup.stop_blocking()
+
+
+@pytest.mark.llama_server
+def test_crash_is_restarted_on_the_same_port(llama_server_binary, tiny_model):
+    sup = fast_restarts(LlamaServerSupervisor(llama_server_binary, tiny_model, FAST))
+    try:
+        url = sup.start_blocking()
+        first = sup.pid
+        os.kill(first, signal.SIGKILL)
+        assert wait_until_dead(first)
+        # the monitor notices the crash and restarts; wait for a new healthy child
+        for _ in range(200):
+            if sup.restarts == 1 and sup.state == "ready":
+                break
+            time.sleep(0.05)
+        assert sup.wait_ready_blocking(30) == url
+        assert sup.pid not in (None, first)
+        assert "killed by signal 9" in sup.last_crash_reason
+    finally:
+        sup.stop_blocking()
+
+
+HOST_SCRIPT = """
+import sys, time
+sys.path.insert(0, {repo!r})
+from engine.config import LocalServerSettings
+from engine.local.supervisor import LlamaServerSupervisor
+sup = LlamaServerSupervisor({binary!r}, {model!r}, LocalServerSettings(parallel=1, ctx_size=512))
+sup.start_blocking()
+print(sup.pid, flush=True)
+if {wait!r}:
+    time.sleep(60)
+"""
+
+
+def run_host(binary: str, model: Path, wait: bool) -> tuple[subprocess.Popen, int]:
+    code = HOST_SCRIPT.format(repo=str(REPO), binary=binary, model=str(model), wait=wait)
+    host = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    line = host.stdout.readline()
+    assert line.strip().isdigit(), f"the host did not start llama-server (got {line!r})"
+    return host, int(line)
+
+
+@pytest.mark.llama_server
+def test_child_dies_with_a_killed_host(llama_server_binary, tiny_model):
+    host, child = run_host(llama_server_binary, tiny_model, wait=True)
+    try:
+        assert is_alive(child)
+        host.kill()  # SIGKILL: no atexit, no finally; only the parent-death signal can clean up
+        host.wait()
+        assert wait_until_dead(child), "llama-server outlived its killed host"
+    finally:
+        if is_alive(child):
+            os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.llama_server
+def test_child_is_stopped_when_the_host_exits_normally(llama_server_binary, tiny_model):
+    host, child = run_host(llama_server_binary, tiny_model, wait=False)
+    try:
+        assert host.wait(timeout=30) == 0
+        assert wait_until_dead(child), "llama-server outlived its host"
+    finally:
+        if is_alive(child):
+            os.kill(child, signal.SIGKILL)

@@ -1,0 +1,207 @@
+"""CodeGeneration end to end over an in-process scripted completion stream (chunks chosen by each test)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.code import CodeGeneration
+from engine.languages import default_table
+from engine.prompt import PromptTemplate
+from engine.streams import CompletionStream
+from engine.types import CompletionOptions, CompletionRequest, StopReason
+
+
+class ScriptedStream:
+    """Yields the given chunks; records what it was asked and whether its generator's `finally` ran."""
+
+    native_fim = False
+
+    def __init__(self, chunks, hit_token_limit: bool = False, hang_after: int | None = None):
+        self.chunks = list(chunks)
+        self.hit_token_limit = hit_token_limit
+        self.hang_after = hang_after
+        self.prompts = []
+        self.options = []
+        self.yielded = 0
+        self.finalized = 0
+        self.closed = False
+
+    async def generate(self, prompt, options, stats=None):
+        self.prompts.append(prompt)
+        self.options.append(options)
+        try:
+            for i, chunk in enumerate(self.chunks):
+                if self.hang_after is not None and i == self.hang_after:
+                    await asyncio.Event().wait()  # a model that is still thinking
+                self.yielded += 1
+                yield chunk
+            if stats is not None and self.hit_token_limit:
+                stats.hit_token_limit = True
+                stats.generated_tokens = len(self.chunks)
+        finally:
+            self.finalized += 1
+
+    async def close(self):
+        self.closed = True
+
+
+def generation(stream, template="starcoder", **kwargs) -> CodeGeneration:
+    return CodeGeneration(stream, PromptTemplate.from_setting(template), default_table(), **kwargs)
+
+
+def python(prefix: str, suffix: str = "", language: str = "python") -> CompletionRequest:
+    return CompletionRequest(prefix=prefix, suffix=suffix, language=language, filepath="a.py")
+
+
+OPTIONS = CompletionOptions(seed=1)
+
+
+def test_scripted_stream_satisfies_the_protocol():
+    assert isinstance(ScriptedStream([]), CompletionStream)
+
+
+async def test_stop_word_inside_a_chunk_cuts_there_and_closes_the_stream_at_once():
+    stream = ScriptedStream(["    return a", " + b\n\ndef other():", "\n    pass", "\n"])
+    completion = await generation(stream).generate(python("def add(a, b):\n"), OPTIONS)
+    assert completion.text == "    return a + b"
+    assert completion.stop_reason is StopReason.STOP_WORD
+    assert stream.yielded == 2  # nothing was pulled after the stop word
+    assert stream.finalized == 1  # closed before generate() returned, not at garbage collection
+
+
+async def test_stop_word_spanning_chunks():
+    stream = ScriptedStream(["x = compute()<|end", "of", "text|>", "leaked"])
+    completion = await generation(stream).generate(python("y = 0\n"), OPTIONS)
+    assert completion.text == "x = compute()"
+    assert completion.stop_reason is StopReason.STOP_WORD
+    assert stream.yielded == 3 and stream.finalized == 1
+
+
+async def test_template_and_configured_stop_words_apply():
+    stream = ScriptedStream(["foo()", " <EOT>", " bar"])
+    completion = await generation(stream, template="codellama").generate(python("x\n"), OPTIONS)
+    assert completion.text == "foo()"
+    stream = ScriptedStream(["foo() STOPHERE bar ENDX baz"])
+    completion = await generation(stream, extra_stop_words=["ENDX"]).generate(python("x\n"), OPTIONS)
+    assert completion.text == "foo() STOPHERE bar "
+    options = CompletionOptions(seed=1, stop_words=("STOPHERE",))
+    stream = ScriptedStream(["foo() STOPHERE bar ENDX baz"])
+    completion = await generation(stream, extra_stop_words=["ENDX"]).generate(python("x\n"), options)
+    assert completion.text == "foo() "
+
+
+async def test_end_of_stream_flushes_held_back_text():
+    stream = ScriptedStream(["x = 1", "\n    "])
+    completion = await generation(stream).generate(python("def f():\n    "), OPTIONS)
+    assert completion.text == "x = 1\n    "
+    assert completion.stop_reason is StopReason.END_OF_STREAM
+    assert stream.finalized == 1
+
+
+async def test_token_limit_is_reported_when_the_backend_says_so():
+    stream = ScriptedStream(["x = ", "1"], hit_token_limit=True)
+    completion = await generation(stream).generate(python("def f():\n    "), OPTIONS)
+    assert completion.text == "x = 1"
+    assert completion.stop_reason is StopReason.TOKEN_LIMIT
+    assert completion.stats.hit_token_limit and completion.stats.generated_tokens == 2
+
+
+async def test_crlf_document_round_trip():
+    stream = ScriptedStream(["\n", "    a = 1\n", "    b = 2\n", "    return a + b"])
+    request = python("def f():\r\n    x = 0", suffix="\r\n\r\nprint(f())\r\n")
+    completion = await generation(stream).generate(request, OPTIONS)
+    assert completion.text == "\r\n    a = 1\r\n    b = 2\r\n    return a + b"
+    sent = stream.prompts[0]
+    assert "\r" not in sent.text and sent.prefix == "def f():\n    x = 0" and sent.suffix == "\n\nprint(f())\n"
+
+
+async def test_suffix_never_seeds_the_stop_check():
+    """Anchors pitfall 3: the suffix ends with a newline and the completion starts with one; that is no blank line."""
+    stream = ScriptedStream(["\n", "    return x"])
+    completion = await generation(stream, template="codestral").generate(
+        python("def f(x):", suffix="\n\nprint(f(1))\n"), OPTIONS)
+    assert completion.text == "\n    return x"
+
+
+async def test_prefix_tail_ending_a_line_plus_a_newline_is_a_blank_line():
+    stream = ScriptedStream(["\n", "print(1)"])
+    completion = await generation(stream).generate(python("x = 1\n"), OPTIONS)
+    assert completion.text == "" and completion.stop_reason is StopReason.STOP_WORD
+
+
+async def test_unknown_language_gives_one_line():
+    stream = ScriptedStream(["first line", "\nsecond line"])
+    completion = await generation(stream).generate(python("x", language="brainfunk"), OPTIONS)
+    assert completion.text == "first line"
+
+
+async def test_next_edit_suggestion_mode_ignores_stop_words():
+    stream = ScriptedStream(["a = 1\n\n", "def g():", "<|endoftext|>"])
+    options = CompletionOptions(seed=1, mode="next_edit_suggestion")
+    completion = await generation(stream).generate(python("x\n"), options)
+    assert completion.text == "a = 1\n\ndef g():<|endoftext|>"
+    assert completion.stop_reason is StopReason.END_OF_STREAM
+    assert stream.finalized == 1
+
+
+async def test_prompt_is_clipped_and_templated_for_the_stream():
+    prefix = "".join(f"line_{i} = {i}\n" for i in range(2000))
+    stream = ScriptedStream(["x"])
+    completion = await generation(stream, max_prefix_tokens=50, max_suffix_tokens=10).generate(
+        python(prefix, suffix="tail = 1\n" * 100), OPTIONS)
+    sent = stream.prompts[0]
+    assert completion.prompt == sent
+    assert sent.text.startswith("<fim_prefix>") and sent.text.endswith("<fim_middle>")
+    assert len(sent.prefix) <= 200 and prefix.endswith(sent.prefix)
+    assert len(sent.suffix) <= 40
+    assert stream.options[0] is OPTIONS
+
+
+async def test_count_tokens_sets_the_budget():
+    calls = []
+
+    async def count(text: str) -> int:
+        calls.append(text)
+        return len(text.split())
+
+    stream = ScriptedStream(["x"])
+    prefix = "word " * 1000
+    await generation(stream, count_tokens=count, max_prefix_tokens=20).generate(python(prefix), OPTIONS)
+    assert calls and len(stream.prompts[0].prefix.split()) <= 20
+
+
+async def test_stream_text_yields_the_growing_text_and_stops_at_a_stop_word():
+    stream = ScriptedStream(["    total = 0\n", "    for x in xs:\n", "        total += x\n", "\n", "def more():"])
+    request = python("def total(xs):\r\n")
+    seen = [text async for text in generation(stream).stream_text(request, OPTIONS)]
+    assert seen == ["    total = 0", "    total = 0\r\n    for x in xs:",
+                    "    total = 0\r\n    for x in xs:\r\n        total += x"]
+    assert stream.yielded == 4 and stream.finalized == 1
+
+
+async def test_cancelling_the_consumer_closes_the_stream():
+    stream = ScriptedStream(["a", "b", "c"], hang_after=1)
+    task = asyncio.create_task(generation(stream).generate(python("x = "), OPTIONS))
+    for _ in range(50):
+        await asyncio.sleep(0)
+        if stream.yielded:
+            break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert stream.finalized == 1
+
+
+async def test_close_closes_the_stream():
+    stream = ScriptedStream([])
+    await generation(stream).close()
+    assert stream.closed
+
+
+def test_bad_construction_values_raise_value_error():
+    with pytest.raises(ValueError, match="additional_stop_words"):
+        generation(ScriptedStream([]), extra_stop_words=[""])
+    with pytest.raises(ValueError, match="max_prefix_tokens"):
+        generation(ScriptedStream([]), max_prefix_tokens=-1)

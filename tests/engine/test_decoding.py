@@ -1,0 +1,153 @@
+"""The streaming stop-word matcher against a whole-text oracle, plus the cases the anchors get wrong."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.decoding import StopCondition, ends_with_stop_word, first_stop, stop_trie
+from engine.languages import default_table
+
+PYTHON = default_table().lookup("python").stop_words()
+
+
+def oracle(words, prefix_tail: str, generated: str) -> tuple[str, int | None]:
+    """The earliest stop word in prefix_tail + generated. One that begins in the prefix tail counts only when its
+    generated part is whitespace (a blank line); one lying wholly in the prefix tail never counts.
+    Returns (the generated text before it, its start in the combined text or None)."""
+    combined, n = prefix_tail + generated, len(prefix_tail)
+    best = None
+    for word in set(words):
+        start = combined.find(word)
+        while start != -1:
+            end = start + len(word)
+            if end > n and (start >= n or combined[n:end].isspace()):
+                best = start if best is None else min(best, start)
+                break
+            start = combined.find(word, start + 1)
+    if best is None:
+        return generated, None
+    return generated[:max(0, best - n)], best
+
+
+def run_chunks(words, prefix_tail: str, chunks: list[str]) -> tuple[str, StopCondition, list[int]]:
+    condition = StopCondition(words, prefix_tail)
+    out, held = [], []
+    for chunk in chunks:
+        out.append(condition.feed(chunk))
+        held.append(condition.held)
+    out.append(condition.finish())
+    return "".join(out), condition, held
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    return [text[a:b] for a, b in zip(points, points[1:])]
+
+
+ALPHABET = "ab\n <|>"
+words_st = st.lists(st.text(ALPHABET, min_size=1, max_size=5), min_size=1, max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(words=words_st, prefix_tail=st.text(ALPHABET, max_size=6), generated=st.text(ALPHABET, max_size=40),
+       cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12))
+def test_matches_the_whole_text_oracle_on_any_chunking(words, prefix_tail, generated, cuts):
+    out, condition, held = run_chunks(words, prefix_tail, split(generated, cuts))
+    expected, start = oracle(words, prefix_tail, generated)
+    assert out == expected
+    assert condition.stopped == (start is not None)
+    if start is not None:
+        assert (prefix_tail + generated)[start:].startswith(condition.stop_word)
+    # While it runs it never holds back more than the longest stop word minus one character.
+    longest = max(map(len, words))
+    assert all(h <= longest - 1 for h in held[:-1] or [0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(generated=st.text("def clas\n #<|>()", max_size=80), cuts=st.lists(st.integers(0, 100), max_size=20),
+       prefix_tail=st.sampled_from(["", "\n", "x = 1\n", "def f():\n    "]))
+def test_real_stop_words_match_the_oracle(generated, cuts, prefix_tail):
+    out, _, _ = run_chunks(PYTHON, prefix_tail, split(generated, cuts))
+    assert out == oracle(PYTHON, prefix_tail, generated)[0]
+
+
+def test_stop_word_inside_a_chunk_followed_by_more_text():
+    condition = StopCondition(PYTHON, "def f():\n")
+    assert condition.feed("    return 1\n\ndef g():\n    pass") == "    return 1"
+    assert condition.stopped and condition.stop_word == "\n\n"
+    assert condition.feed("more") == "" and condition.finish() == ""
+
+
+def test_stop_word_spanning_several_chunks():
+    condition = StopCondition(PYTHON)
+    emitted = [condition.feed(c) for c in ("x = 1<|en", "doft", "ext|", ">junk")]
+    assert emitted == ["x = 1", "", "", ""]
+    assert condition.stop_word == "<|endoftext|>"
+
+
+def test_holds_back_only_what_may_start_a_stop_word_and_flushes_it_at_the_end():
+    condition = StopCondition(PYTHON)
+    assert condition.feed("abc<|end") == "abc"
+    assert condition.held == len("<|end")
+    assert condition.feed("ing") == "<|ending"  # no stop word starts with "<|endi": released at once
+    assert condition.feed("\n    ") == ""  # may become a blank line
+    assert condition.finish() == "\n    "
+    assert not condition.stopped
+
+
+def test_prefix_tail_completes_a_blank_line_but_is_never_output():
+    text, word = first_stop("\nprint(1)", PYTHON, prefix_tail="x = 1\n")
+    assert (text, word) == ("", "\n\n")
+    text, word = first_stop("\n    \n", PYTHON, prefix_tail="x = 1\n    ")
+    assert (text, word) == ("", "\n    \n")
+
+
+def test_a_completion_may_begin_with_a_keyword_or_comment_at_column_zero():
+    generated = "def g():\n    return 2\n\n\nclass C: pass"
+    assert first_stop(generated, PYTHON, prefix_tail="x = 1\n") == ("def g():\n    return 2", "\n\n")
+    assert first_stop("# note\nx = 2", PYTHON, prefix_tail="y\n") == ("# note\nx = 2", None)
+    # ...but a keyword at column 0 later in the completion stops it.
+    assert first_stop("x = 2\ndef h(): pass", PYTHON, prefix_tail="y\n") == ("x = 2", "\ndef")
+
+
+def test_unknown_language_is_single_line():
+    words = default_table().lookup("no-such-language").stop_words()
+    assert first_stop("foo()\nbar()", words) == ("foo()", "\n")
+    # The "\n" that ends the prefix is not a stop by itself.
+    assert first_stop("foo()", words, prefix_tail="x\n") == ("foo()", None)
+
+
+def test_state_stays_small_however_long_the_text():
+    """The cost per chunk depends on the chunk: nothing but the held-back tail is kept between chunks."""
+    condition = StopCondition(PYTHON)
+    line = "    value = compute(a, b)  # no stop word here\n"
+    for _ in range(2_000):
+        for i in range(0, len(line), 3):
+            condition.feed(line[i:i + 3])
+            assert len(condition._buf) <= max(map(len, PYTHON)) - 1
+    assert not condition.stopped
+
+
+def test_no_stop_words_passes_everything_through():
+    condition = StopCondition([])
+    assert condition.feed("a\n\nb") == "a\n\nb" and condition.finish() == ""
+
+
+@pytest.mark.parametrize("bad", [["ok", ""], "not-a-list", [None]])
+def test_bad_stop_words_raise_value_error_naming_them(bad):
+    with pytest.raises(ValueError, match="stop_words"):
+        StopCondition(bad)
+    with pytest.raises(ValueError, match="stop_words"):
+        stop_trie(bad)
+
+
+def test_stop_trie_is_reversed_and_cached_per_word_set():
+    trie = stop_trie(["\n\n", "<EOT>"])
+    assert trie is stop_trie(["<EOT>", "\n\n"])
+    assert sorted(trie.keys()) == sorted(["\n\n", ">TOE<"])
+    assert trie[">TOE<"] == "<EOT>"
+    assert ends_with_stop_word("x = 1<EOT>", ["<EOT>", " <EOT>"]) == "<EOT>"
+    assert ends_with_stop_word("x = 1 <EOT>", ["<EOT>", " <EOT>"]) == " <EOT>"
+    assert ends_with_stop_word("x = 1", ["<EOT>"]) is None

@@ -1,0 +1,118 @@
+"""The language table: coverage, lookup, stop words, user overrides and their errors."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from engine.config import EngineConfig, LanguageOverride, from_dict
+from engine.errors import ConfigError
+from engine.languages import Language, LanguageTable, default_stop_words, default_table
+
+REQUIRED_IDS = [
+    "python", "javascript", "javascriptreact", "typescript", "typescriptreact", "rust", "go", "java", "c", "cpp",
+    "csharp", "kotlin", "ruby", "php", "lua", "scala", "dart", "elixir", "r", "solidity", "ocaml", "swift",
+    "shellscript", "css", "html", "sql", "markdown", "yaml", "json", "dockerfile", "makefile", "plaintext",
+]
+SENTINELS = ["<|endoftext|>", "<|file_sep|>", "<|fim_pad|>", "<|repo_name|>", "<｜end▁of▁sentence｜>",
+             "<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<file_sep>", "<EOT>", "<|fim_prefix|>",
+             "<|fim_suffix|>", "<|fim_middle|>", "<|file_separator|>", "<|im_end|>", "<|system|>", "<|user|>",
+             "<|end|>", "<|assistant|>"]
+
+
+@pytest.mark.parametrize("language_id", REQUIRED_IDS)
+def test_every_required_language_id_is_known(language_id):
+    language = default_table().lookup(language_id)
+    assert language.known, language_id
+    assert language_id in language.language_ids
+
+
+def test_defaults_hold_blank_lines_and_every_model_sentinel():
+    defaults = default_stop_words()
+    assert "\n\n" in defaults
+    assert "\n    \n" in defaults and "\n\t\n" in defaults  # lines holding only indentation are blank too
+    for sentinel in SENTINELS:
+        assert sentinel in defaults, sentinel
+
+
+def test_python_stop_words_are_defaults_comment_and_keywords():
+    python = default_table().lookup("python")
+    words = python.stop_words()
+    assert words[:len(default_stop_words())] == default_stop_words()
+    assert "\n#" in words
+    for keyword in ("def", "from", "class", "import"):
+        assert "\n" + keyword in words
+    assert "\n" not in words
+    assert len(words) == len(set(words))
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("PYTHON", "python"), ("py", "python"), ("typescriptreact", "typescript"), ("tsx", "typescript"),
+    ("javascriptreact", "javascript"), ("c++", "cpp"), ("Shellscript", "shellscript"), ("bash", "shellscript"),
+    ("yml", "yaml"), ("jsonc", "json"),
+])
+def test_lookup_by_id_alias_or_name_ignores_case(name, expected):
+    assert default_table().lookup(name).name == expected
+
+
+def test_unknown_language_is_single_line_and_logged_once(caplog):
+    table = LanguageTable.load()
+    with caplog.at_level(logging.INFO, logger="engine.languages"):
+        first = table.lookup("brainfunk")
+        table.lookup("brainfunk")
+        table.lookup("BRAINFUNK")
+    assert not first.known
+    assert "\n" in first.stop_words()
+    assert set(default_stop_words()) <= set(first.stop_words())
+    assert len([r for r in caplog.records if "brainfunk" in r.getMessage().lower()]) == 1
+
+
+def test_iteration_lists_each_language_once():
+    names = [language.name for language in default_table()]
+    assert len(names) == len(set(names)) == len(default_table())
+    assert all(isinstance(language, Language) for language in default_table())
+
+
+def test_default_table_is_cached():
+    assert default_table() is default_table()
+
+
+def test_overrides_add_a_language():
+    table = LanguageTable.load({"zig": LanguageOverride(line_comment="//", top_level_keywords=("fn", "pub"),
+                                                        aliases=("ziglang",))})
+    zig = table.lookup("ziglang")
+    assert zig.known and zig.name == "zig" and zig.language_ids == ("zig",)
+    assert {"\n//", "\nfn", "\npub"} <= set(zig.stop_words())
+    assert "\n" not in zig.stop_words()
+
+
+def test_overrides_extend_a_known_language_found_by_any_of_its_names():
+    table = LanguageTable.load({"py": {"extraStopWords": ["\nif __name__"], "topLevelKeywords": ["async"]}})
+    python = table.lookup("python")
+    assert "\nif __name__" in python.stop_words()
+    assert "\ndef" in python.stop_words()  # the packaged keywords stay
+    assert python.line_comment == "#"
+    assert "\nif __name__" not in default_table().lookup("python").stop_words()  # the shared table is untouched
+
+
+def test_overrides_from_engine_config():
+    config = from_dict(EngineConfig, {"languages": {"nim": {"line_comment": "#", "language_ids": ["nim", "nimble"]}}})
+    table = LanguageTable.load(config.languages)
+    assert table.lookup("nimble").name == "nim"
+
+
+@pytest.mark.parametrize("overrides, key", [
+    ({"zig": {"extra_stop_words": ["ok", ""]}}, "languages.zig.extra_stop_words[1]"),
+    ({"zig": {"top_level_keywords": [" "]}}, "languages.zig.top_level_keywords[0]"),
+    ({"zig": {"line_comment": ""}}, "languages.zig.line_comment"),
+    ({"zig": {"language_ids": ["python"]}}, "languages.zig.language_ids[0]"),
+    ({"zig": {"unknown_key": 1}}, "languages.zig.unknown_key"),
+    ({"zig": {"aliases": "z"}}, "languages.zig.aliases"),
+    ({"zig": "not a table"}, "languages.zig"),
+])
+def test_bad_overrides_raise_config_error_naming_the_key(overrides, key):
+    with pytest.raises(ConfigError) as error:
+        LanguageTable.load(overrides)
+    assert error.value.key == key
+    assert key in str(error.value)

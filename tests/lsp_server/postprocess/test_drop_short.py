@@ -1,0 +1,12 @@
+from lsp_server.postprocess.drop_short import drop_short
+from tests.lsp_server.postprocess.helpers import ctx
+
+
+def test_blank_dropped():
+    assert drop_short(" \n\t", ctx("x = ║")) is None
+
+
+def test_short_dropped_and_threshold_configurable():
+    assert drop_short(" )) ", ctx("x = ║")) is None
+    assert drop_short("abcd", ctx("x = ║")) == "abcd"
+    assert drop_short("ab", ctx("x = ║", min_chars=2)) == "ab"

@@ -1,0 +1,45 @@
+from lsp_server.postprocess.limit_scope import limit_scope
+from tests.lsp_server.postprocess.helpers import ctx
+
+
+def test_stops_after_the_block_closes():
+    c = ctx("class A {\n  get x() {║\n}\n", language="typescript")
+    item = "\n    return 1;\n  }\n\n  set x(v) {\n    this._x = v;\n  }"
+    assert limit_scope(item, c) == "\n    return 1;\n  }"
+
+
+def test_completing_a_line_keeps_one_statement():
+    c = ctx("function f() {\n  this.a =║\n}\n", language="javascript")
+    assert limit_scope(" 1;\n  return this;", c) == " 1;"
+
+
+def test_else_branch_continues():
+    c = ctx("fn f() {\n    if x {║\n}\n", language="rust")
+    item = "\n        a()\n    } else {\n        b()\n    }\n    c()"
+    assert limit_scope(item, c) == "\n        a()\n    } else {\n        b()\n    }"
+
+
+def test_closing_line_kept_when_code_after_is_outside_the_block():
+    # The `}` stays here; drop_duplicated_closing_line then removes it as a copy of the suffix's `    }`.
+    c = ctx("fn f() {\n    if x {║\n    }\n}\n", language="rust")
+    assert limit_scope("\n        a()\n    }\n    b()", c) == "\n        a()\n    }"
+
+
+def test_closing_line_not_kept_when_code_after_is_inside_the_block():
+    c = ctx("fn f() {\n    if x {║\n        more()\n    }\n}\n", language="rust")
+    assert limit_scope("\n        a()\n    }\n    b()", c) == "\n        a()"
+
+
+def test_python_new_definition_after_blank_line_cut():
+    c = ctx("def f():\n    ║\n")
+    assert limit_scope("return 1\n\ndef g():\n    pass", c) == "return 1"
+
+
+def test_body_at_deeper_level_untouched():
+    c = ctx("def f(n):\n    ║\n    return n\n")
+    item = "if n < 2:\n        return n"
+    assert limit_scope(item, c) == item
+
+
+def test_single_line_untouched():
+    assert limit_scope("x", ctx("a = ║")) == "x"

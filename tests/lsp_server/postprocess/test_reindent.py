@@ -1,0 +1,48 @@
+from lsp_server.postprocess.reindent import fix_odd_indent, reindent
+from tests.lsp_server.postprocess.helpers import ctx
+
+
+def test_spaces_to_tabs_in_a_tab_document():
+    c = ctx("func f() {\n\tif x {\n\t\t║\n\t}\n}\n", language="go", indent_unit="    ")
+    assert reindent("a()\n        b()\n    c()", c) == "a()\n\t\tb()\n\tc()"
+
+
+def test_new_file_takes_the_editor_unit():
+    c = ctx("def f():║", indent_unit="    ")
+    assert reindent("\n  if x:\n    return 1", c) == "\n    if x:\n        return 1"
+
+
+def test_space_units_in_an_indented_document_left_alone():
+    c = ctx("def f():\n    x = 1\n    ║\n")
+    item = "if x:\n      return 1"
+    assert reindent(item, c) == item
+
+
+def test_alignment_remainder_kept():
+    c = ctx("x = 1║", indent_unit="\t")
+    assert reindent("\n    f(a,\n      b)", c) == "\n\tf(a,\n\t  b)"
+
+
+def test_first_line_after_code_untouched():
+    c = ctx("\tx = ║", language="go", indent_unit="\t")
+    assert reindent("f(\n        a)", c) == "f(\n\t\ta)"
+
+
+def test_stray_space_on_first_line_removed():
+    c = ctx("def f():\n    ║\n")
+    assert fix_odd_indent(" x = 1\n    return x", c) == "x = 1\n    return x"
+
+
+def test_whole_block_shifted_by_one_is_fixed():
+    c = ctx("def f():\n    ║\n")
+    assert fix_odd_indent(" if x:\n         y()", c) == "if x:\n        y()"
+
+
+def test_on_grid_first_line_untouched():
+    c = ctx("def f():\n    ║\n")
+    assert fix_odd_indent("    x = 1", c) == "    x = 1"
+
+
+def test_cursor_after_code_untouched():
+    c = ctx("x =║\n")
+    assert fix_odd_indent(" 1", c) == " 1"
