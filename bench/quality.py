@@ -65,7 +65,7 @@ async def generate(tasks: Sequence[Task], pipeline: Pipeline, progress: bool = T
         ours = await pipeline.ours(task)
         raw = await pipeline.raw(task)
         results.append(TaskResult(task=task, ours=ours, raw=raw))
-        if progress and (index % 25 == 0 or index == len(tasks)):
+        if progress and (index % 5 == 0 or index == len(tasks)):
             elapsed = time.monotonic() - started
             print(f"  generated {index}/{len(tasks)} in {elapsed:.0f} s", file=sys.stderr, flush=True)
     return results

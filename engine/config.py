@@ -52,6 +52,8 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
                 return _convert(value, arg, key)
             except ConfigError as exc:
                 errors.append(exc)
+        if len(errors) == 1:  # Optional[X]: X's own error names the nested key at fault
+            raise errors[0]
         raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
     if origin is typing.Literal:
         if value in args:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Iterator, Mapping
 
@@ -51,20 +51,24 @@ class Language:
     top_level_keywords: tuple[str, ...] = ()
     extra_stop_words: tuple[str, ...] = ()
     known: bool = True
-    defaults: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def stop_words(self) -> tuple[str, ...]:
         """Defaults, then "\\n" + comment and "\\n" + each top-level keyword, then the extra words; no duplicates.
 
         An unknown language also stops at "\\n" (single-line completions)."""
-        words: list[str] = list(self.defaults or default_stop_words())
-        if not self.known:
-            words.append("\n")
-        if self.line_comment:
-            words.append("\n" + self.line_comment)
-        words += ["\n" + kw for kw in self.top_level_keywords]
-        words += self.extra_stop_words
-        return tuple(dict.fromkeys(words))
+        return _stop_words(self)
+
+
+@functools.lru_cache(maxsize=512)
+def _stop_words(language: Language) -> tuple[str, ...]:
+    words: list[str] = list(default_stop_words())
+    if not language.known:
+        words.append("\n")
+    if language.line_comment:
+        words.append("\n" + language.line_comment)
+    words += ["\n" + kw for kw in language.top_level_keywords]
+    words += language.extra_stop_words
+    return tuple(dict.fromkeys(words))
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -109,7 +113,6 @@ def _merge(base: Language, override: LanguageOverride, key: str) -> Language:
         line_comment=extra.line_comment if override.line_comment is not None else base.line_comment,
         top_level_keywords=tuple(dict.fromkeys(base.top_level_keywords + extra.top_level_keywords)),
         extra_stop_words=tuple(dict.fromkeys(base.extra_stop_words + extra.extra_stop_words)),
-        defaults=base.defaults,
     )
 
 
@@ -119,25 +122,17 @@ def _read_packaged() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _packaged_defaults() -> Defaults:
-    data = _read_packaged()
-    return from_dict(Defaults, data.get("defaults", {}), f"{TABLE_FILE}: defaults")
-
-
 def default_stop_words() -> tuple[str, ...]:
     """The stop words every language has: blank lines and model sentinels."""
-    return _packaged_defaults().stop_words()
+    defaults = from_dict(Defaults, _read_packaged().get("defaults", {}), f"{TABLE_FILE}: defaults")
+    return defaults.stop_words()
 
 
 def _packaged_languages() -> list[Language]:
-    data = _read_packaged()
-    defaults = default_stop_words()
     out = []
-    for name, entry in data.get("languages", {}).items():
+    for name, entry in _read_packaged().get("languages", {}).items():
         key = f"{TABLE_FILE}: languages.{name}"
-        override = from_dict(LanguageOverride, entry, key)
-        language = _language_from_override(name, override, key)
-        out.append(Language(**{**language.__dict__, "defaults": defaults}))
+        out.append(_language_from_override(name, from_dict(LanguageOverride, entry, key), key))
     return out
 
 
@@ -180,9 +175,8 @@ class LanguageTable:
         if existing is not None:
             updated = _merge(existing, override, key)
         else:
-            updated = Language(**{**_language_from_override(name, override, key).__dict__,
-                                  "defaults": default_stop_words()})
-        for i, language_id in enumerate(updated.language_ids):
+            updated = _language_from_override(name, override, key)
+        for i, language_id in enumerate(override.language_ids):
             owner = self._find(language_id)
             if owner is not None and owner.name != updated.name:
                 raise ConfigError(f"{key}.language_ids[{i}]",
@@ -204,7 +198,7 @@ class LanguageTable:
             log.info("unknown language id %r: completions will be single-line (add it under [languages.%s])",
                      language_id, language_id or "<name>")
         return Language(name=language_id or "unknown", language_ids=(language_id,) if language_id else (),
-                        known=False, defaults=default_stop_words())
+                        known=False)
 
     def __iter__(self) -> Iterator[Language]:
         return iter(sorted(self._languages.values(), key=lambda language: language.name))

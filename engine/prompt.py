@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
 
 CountTokens = Callable[[str], Awaitable[int]]
 """Counts the tokens of a text (llama-server's /tokenize backs it)."""
@@ -168,6 +171,13 @@ def _end_cut(text: str, k: int, step: int) -> int:
     return cut
 
 
+async def _fits_whole(text: str, budget: int, count_tokens: CountTokens | None) -> bool:
+    if count_tokens is None:
+        return len(text) <= budget
+    # A text of more than MAX_CHARS_PER_TOKEN characters per budget token is taken not to fit: no tokenizer call.
+    return len(text) <= budget * MAX_CHARS_PER_TOKEN and await count_tokens(text) <= budget
+
+
 async def _smallest_fitting(lo: int, hi: int, fits: Callable[[int], Awaitable[bool]]) -> int:
     """The smallest k in [lo, hi] with fits(k), assuming fits is monotone and fits(hi) is true."""
     while lo < hi:
@@ -183,12 +193,11 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_prefix_tokens") -> str:
     """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start."""
     _check_budget(budget, setting)
-    count = count_tokens or _count_chars
     if budget == 0 or not text:
         return ""
-    if (count_tokens is None and len(text) <= budget) or (
-            len(text) <= budget * MAX_CHARS_PER_TOKEN and await count(text) <= budget):
+    if await _fits_whole(text, budget, count_tokens):
         return text
+    count = count_tokens or _count_chars
     step = _step(budget, count_tokens)
     last = -(-len(text) // step)  # _start_cut(last) == len(text): the empty text always fits
 
@@ -207,14 +216,13 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_suffix_tokens") -> str:
     """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end."""
     _check_budget(budget, setting)
-    count = count_tokens or _count_chars
     if budget == 0 or not text:
         return ""
-    if (count_tokens is None and len(text) <= budget) or (
-            len(text) <= budget * MAX_CHARS_PER_TOKEN and await count(text) <= budget):
+    if await _fits_whole(text, budget, count_tokens):
         return text
+    count = count_tokens or _count_chars
     step = _step(budget, count_tokens)
-    last = -(-len(text) // step)
+    last = -(-len(text) // step)  # _end_cut(last) == len(text): j = 0 keeps everything
     # Search over j = last - k so that "fits" grows with j, like in clip_prefix.
     chars_cap = budget if count_tokens is None else budget * MAX_CHARS_PER_TOKEN
 
@@ -255,6 +263,16 @@ async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, 
     characters per token."""
     _check_budget(max_prefix_tokens, "max_prefix_tokens")
     _check_budget(max_suffix_tokens, "max_suffix_tokens")
+    if count_tokens is not None:
+        try:
+            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens)
+        except Exception as exc:  # a completion clipped by characters beats no completion
+            log.warning("counting tokens failed (%s); clipping the prompt by characters instead", exc)
+    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None)
+
+
+async def _build(request: CompletionRequest, template: PromptTemplate, max_prefix_tokens: int,
+                 max_suffix_tokens: int, count_tokens: CountTokens | None) -> Prompt:
     scale = 1 if count_tokens is not None else CHARS_PER_TOKEN
     prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens)
     if template.prefix_only:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -40,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._module.run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `infill languages | head`: the reader went away, which is not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
 
 
 if __name__ == "__main__":

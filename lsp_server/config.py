@@ -4,7 +4,7 @@ Sources, later wins: built-in defaults → the user's config file → initializa
 (section `infill`) → workspace/didChangeConfiguration. Each source is kept as the raw dict it came in, so a bad value
 in one source can be rejected on its own while the last good configuration stays in force.
 
-The settings dict is flat: the engine's keys (`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`,
+The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys (`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`,
 `default_org`) sit beside the server's own keys, so `{"completion": {"kind": "local"}}` works as editors send it.
 Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
 
@@ -93,13 +93,17 @@ class ServerSettings:
 
 def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
     """Validate a flat settings dict. Raises ConfigError naming the offending key."""
+    data = dict(data or {})
+    nested = data.pop("engine", None)
+    if nested is not None:  # `[engine.completion]` in a TOML file is the same as `[completion]`
+        if not isinstance(nested, Mapping):
+            raise ConfigError("engine", f"expected a table, got {nested!r}")
+        data = merge(data, nested)
     engine_part: dict[str, Any] = {}
     server_part: dict[str, Any] = {}
-    for key, value in (data or {}).items():
+    for key, value in data.items():
         (engine_part if _snake(key) in ENGINE_KEYS else server_part)[key] = value
     engine = from_dict(EngineConfig, engine_part)
-    if "engine" in {_snake(k) for k in server_part}:
-        raise ConfigError("engine", "put the engine's settings (completion, chat, …) at the top level")
     return from_dict(ServerSettings, {**server_part, "engine": engine})
 
 

@@ -109,6 +109,8 @@ class CompletionService:
         self.cache.max_entries = new.cache_size
         self.cache.ttl = new.cache_ttl
         self.cache.typing_through_max = new.typing_through_max
+        if new != old:  # token budget, multi-line policy, … change what a cached answer would be
+            self.cache.clear()
         if not engine_changed(old, new) or self.engine is None:
             return False
         previous, self.engine = self.engine, None

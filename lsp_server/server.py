@@ -247,6 +247,9 @@ def build_server() -> InfillServer:
 async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
     empty = types.InlineCompletionList(items=[])
+    if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
+        async with ls._config_lock:
+            pass
     uri = params.text_document.uri
     doc = ls.documents.get(uri)
     settings = ls.settings

@@ -189,7 +189,7 @@ def spec_for(cfg: ModelConfig, role: Role, section: str) -> KindSpec:
             raise ConfigError(f"{section}.kind", f'"local" is started by the engine, not by the remote backends; '
                                                  f"remote {role} kinds: {valid}")
         other = KINDS.get(cfg.kind)
-        why = f"{cfg.kind!r} is a {other.role} kind" if other else f"unknown kind {cfg.kind!r}"
+        why = f"{cfg.kind!r} is a kind for {other.role}" if other else f"unknown kind {cfg.kind!r}"
         raise ConfigError(f"{section}.kind", f"{why}; valid {role} kinds: {valid}")
     return spec
 

@@ -61,7 +61,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Mapping[str
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
-            if value and not set(value) & _RULE_KEYS:
+            if value and not set(value) & _RULE_KEYS and all(isinstance(v, Mapping) for v in value.values()):
                 out.update(_flatten(value, name + "."))
             else:
                 out[name] = value

@@ -290,17 +290,21 @@ async def request_json(client: httpx.AsyncClient, vendor: str, settings: HttpSet
                        body: dict, headers: Mapping[str, str]) -> dict:
     """POST `body` and return the decoded JSON object, with the same retry rule as the streams."""
 
-    async def attempt() -> AsyncIterator[dict]:
+    async def attempt() -> AsyncIterator[tuple[bytes, int]]:
         try:
             async with client.stream("POST", url, json=body, headers=dict(headers)) as response:
                 await check_status(response, vendor)
                 raw = await response.aread()
-                yield parse_json_object(raw, vendor, response.status_code)
         except httpx.HTTPError as exc:
             raise transport_error(vendor, exc, settings) from None
+        yield raw, response.status_code
 
-    async for result in with_retries(attempt, vendor, settings):
-        return result
+    replies = with_retries(attempt, vendor, settings)
+    try:
+        async for raw, status in replies:
+            return parse_json_object(raw, vendor, status)
+    finally:
+        await replies.aclose()
     raise BackendError(vendor, "empty response")  # unreachable: attempt yields once or raises
 
 
@@ -318,34 +322,72 @@ def parse_json_object(raw: bytes | str, vendor: str, status: int | None) -> dict
 # Streamed bodies
 
 
-async def sse_json(response: httpx.Response, vendor: str) -> AsyncIterator[dict]:
+#: After the end marker, at most this many more events/lines are read (normally none, then the body's end) so that
+#: the connection can go back to the pool; past it the connection is closed instead.
+MAX_TRAILING = 16
+
+
+async def sse_json(response: httpx.Response, vendor: str,
+                   last: Callable[[dict], bool] | None = None) -> AsyncIterator[dict]:
     """The JSON objects of an SSE stream (httpx-sse does the framing: comments, multi-line `data:`, CRLF).
 
     Blank keep-alive events are skipped and `[DONE]` ends the stream; anything else that is not a JSON object
-    ends the request with a BackendError carrying the chunk."""
+    ends the request with a BackendError carrying the chunk.
+
+    Why the rest of the body is read after the end (`[DONE]`, or an event for which `last` is true, e.g.
+    llama-server's `"stop": true`, read *before* that event is yielded, since callers stop there): a response
+    closed before its end cannot give its connection back to the keep-alive pool, so every request would pay a new
+    TCP (and TLS) handshake."""
     if "text/event-stream" not in response.headers.get("content-type", ""):
         body = await _read_head(response)
         raise BackendError(vendor, f"expected an event stream, got content-type "
                                    f"{response.headers.get('content-type')!r}", response.status_code, body)
-    async for event in EventSource(response).aiter_sse():
-        data = event.data.strip()
-        if not data:
-            continue
-        if data == "[DONE]":
+    events = EventSource(response).aiter_sse()
+    try:
+        async for event in events:
+            data = event.data.strip()
+            if not data:
+                continue
+            if data == "[DONE]":
+                await _drain(events)
+                return
+            chunk = parse_json_object(data, vendor, response.status_code)
+            if "error" in chunk and not chunk.get("choices"):
+                raise BackendError(vendor, "error reported inside the stream", response.status_code, data)
+            if last is not None and last(chunk):
+                await _drain(events)
+                yield chunk
+                return
+            yield chunk
+    finally:
+        await events.aclose()
+
+
+async def _drain(rest: AsyncIterator) -> None:
+    """Read (without parsing) what follows the end marker, normally nothing; give up past MAX_TRAILING items."""
+    count = 0
+    async for _ in rest:
+        count += 1
+        if count > MAX_TRAILING:
             return
-        chunk = parse_json_object(data, vendor, response.status_code)
-        if "error" in chunk and not chunk.get("choices"):
-            raise BackendError(vendor, "error reported inside the stream", response.status_code, data)
-        yield chunk
 
 
-async def ndjson(response: httpx.Response, vendor: str) -> AsyncIterator[dict]:
-    """The JSON objects of a newline-delimited JSON stream (Ollama); blank lines are skipped."""
-    async for line in response.aiter_lines():
-        line = line.strip()
-        if not line:
-            continue
-        chunk = parse_json_object(line, vendor, response.status_code)
-        if "error" in chunk:
-            raise BackendError(vendor, "error reported inside the stream", response.status_code, line)
-        yield chunk
+async def ndjson(response: httpx.Response, vendor: str, done_key: str = "done") -> AsyncIterator[dict]:
+    """The JSON objects of a newline-delimited JSON stream (Ollama) up to the one with `done_key` true, before which
+    the rest of the body is read so the connection can be reused; blank lines are skipped."""
+    lines = response.aiter_lines()
+    try:
+        async for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            chunk = parse_json_object(line, vendor, response.status_code)
+            if "error" in chunk:
+                raise BackendError(vendor, "error reported inside the stream", response.status_code, line)
+            if chunk.get(done_key) is True:
+                await _drain(lines)
+                yield chunk
+                return
+            yield chunk
+    finally:
+        await lines.aclose()

@@ -79,7 +79,8 @@ class _LlamaCppHttp:
             try:
                 async with self.client.stream("POST", url, json=body, headers=self._headers()) as response:
                     await _check_status(response, path)
-                    async for event in http_util.sse_json(response, VENDOR):
+                    async for event in http_util.sse_json(
+                            response, VENDOR, last=lambda e: done_key is not None and e.get(done_key) is True):
                         if done_key is not None and event.get(done_key) is True:
                             finished = True
                         yield event

@@ -68,7 +68,6 @@ class OllamaCompletion(_HttpBackend):
                     yield text
                 if chunk.get("done"):
                     _fill_stats(stats, chunk)
-                    return
 
 
 def _fill_stats(stats: GenerationStats | None, chunk: dict) -> None:
@@ -102,8 +101,6 @@ class OllamaChat(_HttpBackend):
                 finish = chunk.get("done_reason") if chunk.get("done") else None
                 if text or finish:
                     yield ChatChunk(text, finish)
-                if chunk.get("done"):
-                    return
 
 
 class OllamaEmbedding(_HttpBackend):

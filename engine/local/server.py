@@ -21,7 +21,7 @@ from ..api import StatusEvent
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
 from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfig
-from ..errors import BackendError, ModelError
+from ..errors import BackendError, BackendUnavailable, ModelError
 from .binary import require_llama_server
 from .supervisor import LlamaServerSupervisor
 
@@ -162,6 +162,10 @@ class LocalServer:
         return LocalChat(self)
 
     def embedding(self) -> LlamaCppEmbedding:
+        """Embeddings need llama-server started with `--embedding`, which is the `local.embedding` setting."""
+        if not self.supervisor.settings.embedding:
+            raise BackendUnavailable("llama-server", f"{self.model.path.name} was started without embeddings: "
+                                                     "set local.embedding = true for this model")
         return LocalEmbedding(self)
 
     async def count_tokens(self, text: str) -> int:
@@ -196,7 +200,8 @@ class LocalServer:
         if self._refs > 0:
             return
         self._closed = True
-        _SERVERS.pop(self._key, None)
+        if _SERVERS.get(self._key) is self:
+            del _SERVERS[self._key]
         if self._tokenizer is not None:
             await self._tokenizer.close()
         await self.supervisor.stop()

@@ -157,6 +157,10 @@ def _load_package_libraries() -> None:
 # ---------------------------------------------------------------------------------------------------------------------
 
 
+class LaunchError(Exception):
+    """The binary could not be executed at all (not a crash: restarting cannot help)."""
+
+
 class LlamaServerSupervisor:
     """Runs one llama-server for one model file and keeps it running.
 
@@ -343,6 +347,8 @@ class LlamaServerSupervisor:
     def _run(self) -> None:
         try:
             self._supervise()
+        except LaunchError as exc:
+            self._give_up(str(exc))
         except Exception as exc:  # never let the thread die silently: callers must learn why
             log.exception("llama-server supervisor failed")
             self._kill_current()
@@ -420,10 +426,14 @@ class LlamaServerSupervisor:
             self._tail = tail
             self._state = "starting" if self._state in ("new", "starting") else "restarting"
             log.info("starting llama-server: %s", " ".join(args))
-            proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                start_new_session=True, preexec_fn=_child_preexec(os.getpid()) if _LIBC is not None else None,
-                close_fds=True)
+            try:
+                proc = subprocess.Popen(
+                    args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                    start_new_session=True, preexec_fn=_child_preexec(os.getpid()) if _LIBC is not None else None,
+                    close_fds=True)
+            except OSError as exc:
+                raise LaunchError(f"cannot run {self.binary} ({exc.strerror or exc}); check completion.local.binary "
+                                  "or reinstall llama-server (bash scripts/setup.sh)") from exc
             self._proc = proc
         self.started_at = time.monotonic()
         reader = threading.Thread(target=_read_output, args=(proc, tail), daemon=True,

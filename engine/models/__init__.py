@@ -53,7 +53,7 @@ def download_settings(engine_cfg: EngineConfig, *, show_progress_bar: bool = Fal
 def resolve_model(cfg: ModelConfig, engine_cfg: EngineConfig, on_status: StatusCallback | None = None) -> ResolvedModel:
     """The local model for `cfg`: the default model, a .gguf path, a model directory or a cached Hugging Face id."""
     cache_dir = model_cache_dir(engine_cfg.model_cache_dir)
-    if cfg.model is None:
+    if not cfg.model:
         path = default_model_path(cache_dir, on_status)
         return _finish(path, cfg.prompt_template, None, "default")
     if looks_like_path(cfg.model):

@@ -193,8 +193,9 @@ def download_model(model_id: ModelId, cache_dir: Path, *, settings: DownloadSett
     """Download `model_id` into the cache; returns the model directory (known models) or the .gguf file."""
     if model_id.file:
         repo_dir = cache_dir / model_id.org / model_id.name
-        return download_file(model_id.repo_id, model_id.file, repo_dir, settings=settings, progress=progress,
-                             sleep=sleep)
+        paths = [download_file(model_id.repo_id, name, repo_dir, settings=settings, progress=progress, sleep=sleep)
+                 for name in model_id.files()]
+        return paths[0]
     known = known_model(model_id)
     if known is None:
         raise ModelError(f"unknown model id {model_id}: it is not in Infill's model list, so name the file to "

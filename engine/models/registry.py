@@ -31,6 +31,7 @@ else:  # pragma: no cover
 DEFAULT_DIR = "_default"
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 _REGISTRY_FILE = Path(__file__).with_name("registry.toml")
+_SPLIT = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,17 @@ class ModelId:
 
     def __str__(self) -> str:
         return f"{self.repo_id}:{self.file}" if self.file else self.repo_id
+
+    def files(self) -> tuple[str, ...]:
+        """The file and, for a split GGUF (`…-00001-of-00003.gguf`), its sibling parts: llama.cpp needs them all."""
+        if not self.file:
+            return ()
+        match = _SPLIT.search(self.file)
+        if not match:
+            return (self.file,)
+        total = int(match.group(2))
+        stem = self.file[: match.start()]
+        return tuple(f"{stem}-{i:05d}-of-{total:05d}.gguf" for i in range(1, total + 1))
 
     def cache_path(self, cache_dir: Path) -> Path:
         """Where this model lives in the cache: the model directory, or the picked file."""
@@ -88,6 +100,10 @@ def parse_model_id(text: str, default_org: str) -> ModelId:
             _check_segment(segment, text, "file path part")
         if not file.lower().endswith(".gguf"):
             raise ModelError(f"invalid model id {text!r}: the file must be a .gguf file, got {file!r}")
+        split = _SPLIT.search(file)
+        if split and (int(split.group(1)) != 1 or int(split.group(2)) < 1):
+            raise ModelError(f"invalid model id {text!r}: name the first part of a split model "
+                             f"({file[:split.start()]}-00001-of-{split.group(2)}.gguf)")
     return ModelId(org, name, file or None)
 
 
@@ -198,7 +214,7 @@ def list_cached(cache_dir: Path) -> list[CachedModel]:
 
 
 def is_cached(model_id: ModelId, cache_dir: Path) -> bool:
-    path = model_id.cache_path(cache_dir)
     if model_id.file:
-        return path.is_file()
-    return (path / TABBY_JSON).is_file()
+        base = cache_dir / model_id.org / model_id.name
+        return all((base / name).is_file() for name in model_id.files())
+    return (model_id.cache_path(cache_dir) / TABBY_JSON).is_file()

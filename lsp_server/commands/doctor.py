@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -251,6 +252,8 @@ def format_report(report: Report) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Warnings (e.g. "prefix-only") appear as rows of the report; keep logging's last-resort handler from repeating them.
+    logging.getLogger("engine").addHandler(logging.NullHandler())
     report = check(args, on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps({"ok": report.ok, "steps": [vars(s) for s in report.steps], "timings": report.timings},

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--config", metavar="FILE", help="settings file whose [languages] entries are applied "
+                                                         "(default: $INFILL_CONFIG or ~/.config/infill/config.toml)")
     parser.add_argument("--stop-words", metavar="LANGUAGE_ID",
                         help="print the stop words of one language id (an unknown id shows the single-line set)")
 
@@ -35,10 +39,26 @@ def _format_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def run(args: argparse.Namespace) -> int:
-    from engine.languages import default_table
+def _load_table(config_file: str | None):
+    """The packaged table plus the user's `[languages.<name>]` entries from the settings file."""
+    from engine.errors import ConfigError
+    from engine.languages import LanguageTable
+    from lsp_server.config import config_file_path, load_config_file, parse_settings
 
-    table = default_table()
+    path = Path(config_file).expanduser() if config_file else config_file_path()
+    if config_file and not path.is_file():
+        raise ConfigError(str(path), "the settings file does not exist")
+    return LanguageTable.load(parse_settings(load_config_file(path)).engine.languages)
+
+
+def run(args: argparse.Namespace) -> int:
+    from engine.errors import ConfigError
+
+    try:
+        table = _load_table(args.config)
+    except ConfigError as exc:
+        print(f"infill languages: {exc}", file=sys.stderr)
+        return 2
     if args.stop_words:
         language = table.lookup(args.stop_words)
         words = language.stop_words()

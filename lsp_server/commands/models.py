@@ -58,7 +58,7 @@ def describe_configured(cfg: ModelConfig, engine: EngineConfig) -> str:
     if cfg.kind != "local":
         return f"{cfg.kind}: {cfg.model or '(vendor default model)'} (remote)"
     cache = model_cache_dir(engine.model_cache_dir)
-    if cfg.model is None:
+    if not cfg.model:
         try:
             package = __import__(MODULE)
         except ImportError:
@@ -114,9 +114,12 @@ def list_models(engine: EngineConfig) -> str:
 
 def download(engine: EngineConfig, model_text: str, mirror: str | None) -> Path:
     from engine.models.download import DownloadSettings, download_model
-    from engine.models.registry import model_cache_dir, parse_model_id
+    from engine.models.registry import known_model, model_cache_dir, parse_model_id
 
     model_id = parse_model_id(model_text, engine.default_org)
+    if model_id.file is None and known_model(model_id) is None:
+        raise ModelError(f"unknown model id {model_id}: it is not in Infill's model list (see `infill models`), so "
+                         f"name the file to download: {model_id}:FILE.gguf")
     try:
         import huggingface_hub  # noqa: F401
     except ImportError:

@@ -64,7 +64,11 @@ class PostprocessContext:
     def document_indent_unit(self) -> str | None:
         """The indent unit the document around the cursor uses, when it shows one."""
         before = self.prefix_lines[-INDENT_LINES_BEFORE - 1:-1]
-        return textutil.detect_indent_unit(before + self.suffix_lines[1:INDENT_LINES_AFTER + 1])
+        current = self.line_prefix + self.line_suffix
+        unit = textutil.detect_indent_unit(before + [current] + self.suffix_lines[1:INDENT_LINES_AFTER + 1])
+        if unit is None and self.line_prefix.startswith("\t"):
+            return "\t"  # the editor indented the cursor's (still blank) line with a tab
+        return unit
 
     @cached_property
     def target_indent_unit(self) -> str:

@@ -22,19 +22,24 @@ def _convert_line(line: str, source: str, target: str) -> str:
 def reindent(text: str, ctx: PostprocessContext) -> str | None:
     """A model indents with whatever its training data used; the user's file decides. Convert when the item's unit
     differs from the target unit (the document's, else the editor's) and the mismatch is certain: tabs against
-    spaces, or any difference when the document shows no indentation of its own (a new file, so the editor's
-    setting is all there is). Space-to-space changes inside an indented document are left alone: the model saw the
-    document and a wrong guess would shift whole blocks. The first line is only touched when the cursor is in the
-    indentation (otherwise it continues text already on the line)."""
+    spaces, or, when the document shows no indentation of its own (a new file, so the editor's setting is all there
+    is), space steps that are not whole numbers of the target unit (2-space steps under a 4-space setting; 4-space
+    steps under a 2-space setting could be double nesting and are left alone, which also keeps this idempotent).
+    Space-to-space changes inside an indented document are left alone: the model saw the document and a wrong guess
+    would shift whole blocks. The first line is only touched when the cursor is in the indentation (otherwise it
+    continues text already on the line)."""
     lines = text.split("\n")
     target = ctx.target_indent_unit
     prefix_blank = is_blank(ctx.line_prefix)
     detect = [ctx.line_prefix + lines[0], *lines[1:]]
-    # The cursor line's indentation is the document's, not the model's: it only anchors the first step.
+    # The cursor line's indentation is the document's, not the model's: it only anchors the first step, and only
+    # when it is spaces on the target grid (an odd cursor line would invent a unit; tabs do not compare with spaces).
     if ctx.line_prefix:
-        source = detect_indent_unit(lines[1:], base_width=indent_width(detect[0]))
+        base = leading_ws(detect[0])
+        on_grid = not base or (target != "\t" and set(base) == {" "} and len(base) % len(target) == 0)
+        source = detect_indent_unit(lines[1:], base_width=len(base) if on_grid else None, prefer=target)
     else:
-        source = detect_indent_unit(lines)
+        source = detect_indent_unit(lines, prefer=target)
     if source is None or source == target:
         return text
     kinds_differ = (source == "\t") != (target == "\t")

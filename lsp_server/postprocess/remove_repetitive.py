@@ -18,7 +18,7 @@ REPEATED_LINES = 5
 REPEATED_BLOCKS = 2
 # At most this many neighbour comparisons per item: a longer run is still cut (at the oldest line or block
 # examined), and the cost stays bounded however long the item is.
-MAX_COMPARISONS = 40
+MAX_COMPARISONS = 20
 _BLOCK_SEPARATOR = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)*")
 
 

@@ -59,22 +59,6 @@ def first_non_blank(lines: list[str]) -> str | None:
     return None
 
 
-def prev_non_blank_index(lines: list[str], index: int) -> int:
-    """Index of the last non-blank line before `index`, or -1."""
-    i = index - 1
-    while i >= 0 and is_blank(lines[i]):
-        i -= 1
-    return i
-
-
-def next_non_blank_index(lines: list[str], index: int) -> int:
-    """Index of the first non-blank line after `index`, or len(lines)."""
-    i = index + 1
-    while i < len(lines) and is_blank(lines[i]):
-        i += 1
-    return i
-
-
 def is_block_opening(lines: list[str], index: int) -> bool:
     """The next line is indented deeper (`function f() {`, `if x:`). Immediate neighbours on purpose: a blank line
     in between means the code moved on (in Python, a dedent after a blank line is a new statement)."""
@@ -89,12 +73,14 @@ def is_block_closing(lines: list[str], index: int) -> bool:
 _INDENT_SIZES = (2, 3, 4, 8)
 
 
-def detect_indent_unit(lines: list[str], base_width: int | None = None) -> str | None:
+def detect_indent_unit(lines: list[str], base_width: int | None = None, prefer: str | None = None) -> str | None:
     """The indent unit the lines use: a tab when tab-indented lines dominate, else the most common positive step in
     space indentation between consecutive non-blank lines (2, 3, 4 or 8), else None (nothing indented).
 
     Steps rather than widths, because absolute widths mix the unit with nesting depth and alignment. `base_width`
-    is the indentation of the line before `lines` (it counts for the first step, not for the tab/space vote)."""
+    is the indentation of the line before `lines` (it counts for the first step, not for the tab/space vote).
+    `prefer` (a candidate such as the target unit) wins whenever the evidence fits it: every step a multiple of it,
+    or, without any step, every width; otherwise 4, 2, 8 spaces are tried on the widths."""
     tabs = spaces = 0
     steps: Counter[int] = Counter()
     previous = base_width
@@ -113,12 +99,16 @@ def detect_indent_unit(lines: list[str], base_width: int | None = None) -> str |
         return "\t"
     if not spaces:
         return None
+    if steps and prefer and prefer != "\t" and all(size % len(prefer) == 0 for size in steps):
+        return prefer  # every step is a whole number of preferred units: nothing contradicts them
     if steps:
         # On a tie the larger step wins: the smaller one is usually alignment (`f(a,` / `  b)`).
         best = max(steps.values())
         return " " * max(size for size, n in steps.items() if n == best)
     widths = [indent_width(line) for line in lines if line.startswith(" ") and not is_blank(line)]
-    for size in (4, 2, 8, 3):
+    # 3 only shows as a step: a lone 3-wide line is more likely alignment.
+    sizes = ([len(prefer)] if prefer and prefer != "\t" else []) + [4, 2, 8]
+    for size in sizes:
         if all(w % size == 0 for w in widths):
             return " " * size
     return None
@@ -225,8 +215,10 @@ def unpaired_tokens(text: str) -> list[tuple[str, int]]:
                 open_quotes[token].append(len(stack))
                 stack.append((token, end))
         else:  # a closer: ) ] } > />
-            opener = stack[-1][0] if stack else None
-            if (token in _CLOSERS and _OPEN_TO_CLOSE.get(opener or "") == token) or (token in (">", "/>") and opener == "<"):
+            opener = stack[-1][0] if stack else ""
+            closes_bracket = token in _CLOSERS and _OPEN_TO_CLOSE.get(opener) == token
+            closes_tag = token in (">", "/>") and opener == "<"
+            if closes_bracket or closes_tag:
                 stack.pop()
             else:
                 stack.append((token, end))

@@ -9,8 +9,9 @@ from lsp_server.postprocess.textutil import ONLY_CLOSING, is_blank
 def trim_whitespace(text: str, ctx: PostprocessContext) -> str | None:
     """A space before the cursor plus a space the model starts with would give two; trailing blanks and newlines at
     the end of a line are noise the user would have to delete; before auto-closed brackets they would push the
-    brackets to a line of their own (or, with the replace range, leave a blank line). Leading whitespace after an indentation-only prefix is
-    left to re-indentation, and newlines at the start are kept (they are the item's structure)."""
+    brackets to a line of their own (or, with the replace range, leave a blank line). Leading whitespace after an
+    indentation-only prefix is left to re-indentation, and newlines at the start are kept (they are the item's
+    structure)."""
     line_prefix = ctx.line_prefix
     if not is_blank(line_prefix) and line_prefix[-1] in " \t":
         text = text.lstrip(" \t")

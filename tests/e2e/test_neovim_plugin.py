@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -153,6 +154,25 @@ require('infill').setup({{
   cmd = {cmd},
   settings = vim.json.decode({settings}),
 }})
+-- Record what the client sends the server, to check the acceptance reports.
+_G.infill_test_sent = {{}}
+vim.api.nvim_create_autocmd('LspAttach', {{
+  callback = function(ev)
+    local client = vim.lsp.get_client_by_id(ev.data.client_id)
+    if client and client.name == 'infill' and not client._infill_test_wrapped then
+      client._infill_test_wrapped = true
+      local notify, request = client.notify, client.request
+      client.notify = function(self, method, params)
+        table.insert(_G.infill_test_sent, {{ method = method, params = params }})
+        return notify(self, method, params)
+      end
+      client.request = function(self, method, params, ...)
+        table.insert(_G.infill_test_sent, {{ method = method, params = params }})
+        return request(self, method, params, ...)
+      end
+    end
+  end,
+}})
 """
 
 
@@ -172,6 +192,7 @@ def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
         "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary}},
         "max_tokens": 24,
         "multiline": "always",
+        "temperature": 0.0,  # the same suggestion for the same text, run after run
     }
     cmd = [sys.executable, "-m", "lsp_server", "serve", "--stdio"]
     init = workdir / "init.lua"
@@ -252,3 +273,80 @@ def test_ghost_text_accepted_whole(nvim: Nvim, tmp_path: Path) -> None:
     assert nvim.lua("vim.api.nvim_get_mode().mode") == "i"
     row, col = nvim.lua("vim.api.nvim_win_get_cursor(0)")
     assert (row, col) == (len(lines), len(lines[-1].encode()))
+    # Accepting runs the item's command, which reports the acceptance to the server.
+    accepted = nvim.wait_for(lambda: [c for c in sent(nvim, "workspace/executeCommand")
+                                      if c["command"] == "infill.accept"], 5, "the acceptance report")
+    assert accepted[-1]["arguments"], accepted
+    nvim.send("<Esc>")
+
+
+
+def sent(nvim: Nvim, method: str) -> list[Any]:
+    return nvim.lua(f"vim.tbl_map(function(m) return m.params end, vim.tbl_filter(function(m) "
+                    f"return m.method == {lua_string(method)} end, _G.infill_test_sent))") or []
+
+
+def encoded_length(text: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+#: Texts whose (deterministic) suggestion from the tiny model spans several lines; the first that does is used.
+MULTILINE_CANDIDATES = [
+    ("loop.py", "for i in range(10):\n", "Go    "),
+    ("cls.py", "class Point:\n", "Go    "),
+    ("imp.py", "import os\n\n", "Go"),
+    ("cmt.py", "# list\n", "Go"),
+]
+
+
+def test_ghost_text_accepted_one_line(nvim: Nvim, tmp_path: Path) -> None:
+    seen = []
+    for name, text, keys in MULTILINE_CANDIDATES:
+        open_file(nvim, tmp_path / name, text)
+        ghost = type_and_wait_for_ghost_text(nvim, "<Esc>" + keys)
+        if len(ghost["lines"]) > 1:
+            break
+        seen.append(ghost["lines"])
+    else:
+        pytest.fail(f"no candidate text got a multi-line suggestion from the tiny model: {seen}")
+    before = buffer_lines(nvim)
+    typed_line = before[-1]
+    first_line = ghost["lines"][0]
+    nvim.send("<M-C-Right>")  # the plugin's default accept-line key
+    nvim.wait_for(lambda: buffer_lines(nvim)[-1] != typed_line, 10, "the first line to be inserted")
+    after = buffer_lines(nvim)
+    assert after == before[:-1] + [typed_line + first_line], "only the first line of the suggestion is inserted"
+    assert nvim.lua("vim.api.nvim_win_get_cursor(0)") == [len(after), len((typed_line + first_line).encode())]
+    # The server was told how much of the item was taken (in the negotiated position encoding).
+    reports = nvim.wait_for(lambda: sent(nvim, "textDocument/didPartiallyAcceptCompletion"), 5, "the report")
+    encoding = nvim.lua("vim.lsp.get_clients({ name = 'infill' })[1].offset_encoding")
+    assert reports[-1]["acceptedLength"] == encoded_length(first_line, encoding)
+    assert reports[-1]["item"]["insertText"].startswith(first_line + "\n")
+    # A partial acceptance is not a full one: the acceptance command has not run for it.
+    assert not [c for c in sent(nvim, "workspace/executeCommand") if c["command"] == "infill.accept"
+                and c["arguments"] == reports[-1]["item"]["command"]["arguments"]]
+    nvim.send("<Esc>")
+
+
+def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "health.py", "x = 1\n")
+    nvim.send("<Esc>:checkhealth infill<CR>")
+
+    def whole_report() -> str | None:
+        if nvim.lua("vim.bo.filetype") != "checkhealth":
+            return None
+        text = "\n".join(nvim.lua("vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+        return text if "Server status" in text else None
+
+    report = nvim.wait_for(whole_report, 30, "the health report")
+    nvim.send(":tabclose<CR>")
+    assert "ERROR" not in report, report
+    assert "WARNING" not in report, report
+    for expected in ("vim.lsp.inline_completion is available", "version: infill", "local model file",
+                     "ghost text is on"):
+        assert expected in report, f"{expected!r} missing from the health report:\n{report}"
+    assert re.search(r"OK client \d+: (ready|busy) ", report), report

@@ -205,3 +205,35 @@ def test_bad_construction_values_raise_value_error():
         generation(ScriptedStream([]), extra_stop_words=[""])
     with pytest.raises(ValueError, match="max_prefix_tokens"):
         generation(ScriptedStream([]), max_prefix_tokens=-1)
+
+
+# --- over the real llama-server (tiny deterministic model) -------------------------------------------------------------
+
+
+@pytest.mark.llama_server
+@pytest.mark.parametrize("use_infill, template", [(False, "starcoder"), (True, None)], ids=["completion", "infill"])
+async def test_real_server_completion_is_cut_where_the_oracle_cuts(llama_server, use_infill, template):
+    from engine.backends.llama_cpp import LlamaCppCompletion
+    from engine.decoding import first_stop
+
+    stream = LlamaCppCompletion(llama_server, use_infill=use_infill)
+    prompt_template = (PromptTemplate.from_setting(template) if template
+                       else PromptTemplate(name="model-fim", template="{prefix}{suffix}"))
+    gen = CodeGeneration(stream, prompt_template, default_table())
+    request = python("def add(a, b):\n    ", suffix="\n\nprint(add(1, 2))\n")
+    try:
+        # Greedy and without stop words first, to learn what the model says.
+        free = await gen.generate(request, CompletionOptions(max_decoding_tokens=24, sampling_temperature=0.0,
+                                                             seed=1, mode="next_edit_suggestion"))
+        assert free.stop_reason is StopReason.TOKEN_LIMIT and free.stats.generated_tokens == 24
+        middle = len(free.text) // 2
+        options = CompletionOptions(max_decoding_tokens=24, sampling_temperature=0.0, seed=1,
+                                    stop_words=(free.text[middle:middle + 3],))
+        cut = await gen.generate(request, options)
+        expected, word = first_stop(free.text, gen.stop_words("python", options), prefix_tail=free.prompt.prefix)
+        assert word is not None
+        assert cut.text == expected
+        assert cut.stop_reason is StopReason.STOP_WORD
+        assert len(cut.text) < len(free.text)
+    finally:
+        await gen.close()

@@ -50,7 +50,7 @@ ALPHABET = "ab\n <|>"
 words_st = st.lists(st.text(ALPHABET, min_size=1, max_size=5), min_size=1, max_size=6)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(words=words_st, prefix_tail=st.text(ALPHABET, max_size=6), generated=st.text(ALPHABET, max_size=40),
        cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12))
 def test_matches_the_whole_text_oracle_on_any_chunking(words, prefix_tail, generated, cuts):
@@ -104,6 +104,10 @@ def test_prefix_tail_completes_a_blank_line_but_is_never_output():
     assert (text, word) == ("", "\n    \n")
 
 
+def test_a_prefix_tail_shorter_than_the_longest_stop_word_is_used_whole():
+    assert first_stop("  \nx", ["\n      \n"], prefix_tail="\n    ") == ("", "\n      \n")
+
+
 def test_a_completion_may_begin_with_a_keyword_or_comment_at_column_zero():
     generated = "def g():\n    return 2\n\n\nclass C: pass"
     assert first_stop(generated, PYTHON, prefix_tail="x = 1\n") == ("def g():\n    return 2", "\n\n")
@@ -151,3 +155,20 @@ def test_stop_trie_is_reversed_and_cached_per_word_set():
     assert ends_with_stop_word("x = 1<EOT>", ["<EOT>", " <EOT>"]) == "<EOT>"
     assert ends_with_stop_word("x = 1 <EOT>", ["<EOT>", " <EOT>"]) == " <EOT>"
     assert ends_with_stop_word("x = 1", ["<EOT>"]) is None
+    assert ends_with_stop_word("abc", ["abc", "longer-than-the-text"]) == "abc"
+
+
+def test_benchmark_script_runs_and_records_every_size(tmp_path):
+    """A smoke run, so the benchmark cannot rot; speed itself is judged by running the benchmark, not here."""
+    import json
+    import runpy
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "stop_condition.py"
+    bench = runpy.run_path(str(script), run_name="stop_condition_bench")
+    out = tmp_path / "stop_condition.json"
+    assert bench["main"](["--repeats", "1", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert [row["generated_chars"] for row in report["rows"]] == [100, 1_000, 20_000, 200_000]
+    assert all(row["ours_ns_per_char"] > 0 and row["naive_ns_per_char"] > 0 for row in report["rows"])
+    assert "speedup_at_20000" in report and "ours_20000_vs_100" in report

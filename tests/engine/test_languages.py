@@ -79,12 +79,12 @@ def test_default_table_is_cached():
 
 
 def test_overrides_add_a_language():
-    table = LanguageTable.load({"zig": LanguageOverride(line_comment="//", top_level_keywords=("fn", "pub"),
-                                                        aliases=("ziglang",))})
-    zig = table.lookup("ziglang")
-    assert zig.known and zig.name == "zig" and zig.language_ids == ("zig",)
-    assert {"\n//", "\nfn", "\npub"} <= set(zig.stop_words())
-    assert "\n" not in zig.stop_words()
+    table = LanguageTable.load({"mylang": LanguageOverride(line_comment="//", top_level_keywords=("fn", "pub"),
+                                                           aliases=("mylanglang",))})
+    mylang = table.lookup("mylanglang")
+    assert mylang.known and mylang.name == "mylang" and mylang.language_ids == ("mylang",)
+    assert {"\n//", "\nfn", "\npub"} <= set(mylang.stop_words())
+    assert "\n" not in mylang.stop_words()
 
 
 def test_overrides_extend_a_known_language_found_by_any_of_its_names():
@@ -103,13 +103,14 @@ def test_overrides_from_engine_config():
 
 
 @pytest.mark.parametrize("overrides, key", [
-    ({"zig": {"extra_stop_words": ["ok", ""]}}, "languages.zig.extra_stop_words[1]"),
-    ({"zig": {"top_level_keywords": [" "]}}, "languages.zig.top_level_keywords[0]"),
-    ({"zig": {"line_comment": ""}}, "languages.zig.line_comment"),
-    ({"zig": {"language_ids": ["python"]}}, "languages.zig.language_ids[0]"),
-    ({"zig": {"unknown_key": 1}}, "languages.zig.unknown_key"),
-    ({"zig": {"aliases": "z"}}, "languages.zig.aliases"),
-    ({"zig": "not a table"}, "languages.zig"),
+    ({"mylang": {"extra_stop_words": ["ok", ""]}}, "languages.mylang.extra_stop_words[1]"),
+    ({"mylang": {"top_level_keywords": [" "]}}, "languages.mylang.top_level_keywords[0]"),
+    ({"mylang": {"line_comment": ""}}, "languages.mylang.line_comment"),
+    ({"mylang": {"language_ids": ["python"]}}, "languages.mylang.language_ids[0]"),
+    ({"rust": {"language_ids": ["rust2", "python"]}}, "languages.rust.language_ids[1]"),
+    ({"mylang": {"unknown_key": 1}}, "languages.mylang.unknown_key"),
+    ({"mylang": {"aliases": "z"}}, "languages.mylang.aliases"),
+    ({"mylang": "not a table"}, "languages.mylang"),
 ])
 def test_bad_overrides_raise_config_error_naming_the_key(overrides, key):
     with pytest.raises(ConfigError) as error:

@@ -239,3 +239,14 @@ async def test_build_prompt_rejects_negative_budgets():
     request = CompletionRequest(prefix="x")
     with pytest.raises(ValueError, match="max_suffix_tokens"):
         await build_prompt(request, PromptTemplate.from_setting(None), max_prefix_tokens=1, max_suffix_tokens=-1)
+
+
+async def test_a_failing_tokenizer_falls_back_to_characters(caplog):
+    async def broken(text: str) -> int:
+        raise ConnectionError("llama-server /tokenize: connection refused")
+
+    request = CompletionRequest(prefix=code(500), suffix=code(10))
+    prompt = await build_prompt(request, PromptTemplate.from_setting("starcoder"), max_prefix_tokens=50,
+                                max_suffix_tokens=50, count_tokens=broken)
+    assert 0 < len(prompt.prefix) <= 50 * CHARS_PER_TOKEN
+    assert "counting tokens failed" in caplog.text and "/tokenize" in caplog.text

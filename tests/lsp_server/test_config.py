@@ -106,3 +106,12 @@ def test_log_file_is_redacted(tmp_path):
     text = path.read_text()
     assert "calling with" in text and "topsecretkey" not in text and "abcdef123456" not in text
     assert sent and "topsecretkey" not in sent[0].message
+
+
+def test_engine_table_is_accepted_like_the_readme_shows():
+    s = parse_settings({"engine": {"completion": {"kind": "llama.cpp/infill", "api_endpoint": "http://h:1"}},
+                        "max_tokens": 8})
+    assert s.engine.completion.kind == "llama.cpp/infill" and s.max_tokens == 8
+    with pytest.raises(ConfigError) as info:
+        parse_settings({"engine": {"completion": {"kind": 1}}})
+    assert info.value.key == "completion.kind"

@@ -90,6 +90,8 @@ Handler = Callable[[Request, Responder], Awaitable[None]]
 class FakeServer:
     handler: Handler
     requests: list[Request] = field(default_factory=list)
+    #: TCP connections accepted so far (keep-alive reuses one)
+    connections: int = 0
     client_closed: asyncio.Event = field(default_factory=asyncio.Event)
     _server: asyncio.base_events.Server | None = None
     _tasks: set = field(default_factory=set)
@@ -115,6 +117,7 @@ class FakeServer:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._tasks.add(task)
+        self.connections += 1
         try:
             while True:
                 request = await _read_request(reader)

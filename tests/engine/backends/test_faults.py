@@ -157,6 +157,20 @@ async def test_stream_ok(case, serve, sleeps):
 
 
 @stream_cases
+async def test_a_finished_stream_gives_its_connection_back_for_the_next_request(case, serve, sleeps):
+    server, base = await serve(scripted(lambda rq, rs: ok_stream(case, rs)))
+    backend = open_stream(case, base)
+    try:
+        for _ in range(3):
+            async with contextlib.aclosing(pieces(case, backend)) as stream:
+                assert "".join([p async for p in stream]) == "Hello"
+    finally:
+        await backend.close()
+    assert len(server.requests) == 3
+    assert server.connections == 1
+
+
+@stream_cases
 async def test_500_is_retried_before_the_first_token(case, serve, sleeps):
     async def fail(rq, rs):
         await rs.full(500, {"error": "boom"})
@@ -295,6 +309,18 @@ async def test_embedding_ok(case, serve, sleeps):
     vector, error = await embed_once(case, base)
     assert error is None and vector == VECTOR
     assert [r.path for r in server.requests] == [case.path]
+
+
+@embed_cases
+async def test_embeddings_reuse_the_connection(case, serve, sleeps):
+    server, base = await serve(scripted(lambda rq, rs: ok_embedding(case, rs)))
+    backend = create_embedding(case.config(base))
+    try:
+        for _ in range(3):
+            assert await backend.embed(EMBED_TEXT) == VECTOR
+    finally:
+        await backend.close()
+    assert len(server.requests) == 3 and server.connections == 1
 
 
 @embed_cases

@@ -68,6 +68,8 @@ async def test_shared_server_serves_infill_chat_and_tokens(llama_server_binary, 
             await chat.close()
         assert "".join(c.content for c in chunks)
         assert any(event.kind == "ready" for event in events)
+        with pytest.raises(BackendUnavailable, match="local.embedding = true"):
+            server.embedding()
     finally:
         await server.close()
     assert wait_until_dead(pid) and server.supervisor.pid is None

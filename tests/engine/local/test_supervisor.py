@@ -289,3 +289,13 @@ def test_child_is_stopped_when_the_host_exits_normally(llama_server_binary, tiny
     finally:
         if is_alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_a_binary_that_cannot_run_gives_up_without_restarts(tmp_path, model_file):
+    not_a_program = tmp_path / "llama-server"
+    not_a_program.write_bytes(b"\x7fELF garbage")
+    not_a_program.chmod(0o755)
+    sup = LlamaServerSupervisor(str(not_a_program), model_file, FAST)
+    with pytest.raises(BackendUnavailable, match=r"cannot run .*llama-server.*completion\.local\.binary"):
+        sup.start_blocking()
+    assert sup.restarts == 0 and sup.crashes == 0

@@ -231,3 +231,18 @@ def test_unreachable_hub_and_nothing_cached_says_so(tmp_path: Path, no_hf_sleep)
                        settings=DownloadSettings(endpoint="http://127.0.0.1:9"), sleep=sleeps.append)
     # huggingface_hub already retried the refused connection with backoff; Infill adds no second round.
     assert sleeps == []
+
+
+def test_split_gguf_id_downloads_every_part(hub: FakeHub, tiny_model: Path, tmp_path: Path) -> None:
+    hub.add("acme/big", "big-q8-00001-of-00002.gguf", tiny_model.read_bytes())
+    hub.add("acme/big", "big-q8-00002-of-00002.gguf", b"GGUF-part-two")
+    model_id = _id("acme/big:big-q8-00001-of-00002.gguf")
+    assert model_id.files() == ("big-q8-00001-of-00002.gguf", "big-q8-00002-of-00002.gguf")
+    cfg = EngineConfig(model_cache_dir=str(tmp_path), hf_endpoint=hub.url, allow_download=True)
+    resolved = resolve_model(ModelConfig(model=str(model_id)), cfg)
+    assert resolved.path == tmp_path / "acme" / "big" / "big-q8-00001-of-00002.gguf"
+    assert (tmp_path / "acme" / "big" / "big-q8-00002-of-00002.gguf").read_bytes() == b"GGUF-part-two"
+    # A missing second part means "not downloaded", not "use the first part alone".
+    (tmp_path / "acme" / "big" / "big-q8-00002-of-00002.gguf").unlink()
+    with pytest.raises(ModelError, match="is not downloaded yet"):
+        resolve_model(ModelConfig(model=str(model_id)), EngineConfig(model_cache_dir=str(tmp_path)))

@@ -135,3 +135,10 @@ def test_list_cached_skips_incomplete_downloads(tmp_path: Path) -> None:
 
 def test_list_cached_of_missing_dir(tmp_path: Path) -> None:
     assert list_cached(tmp_path / "none") == []
+
+
+def test_split_ids_must_name_the_first_part() -> None:
+    with pytest.raises(ModelError, match=r"name the first part of a split model \(m-00001-of-00003\.gguf\)"):
+        parse_model_id("a/b:m-00002-of-00003.gguf", "x")
+    assert parse_model_id("a/b:m-00001-of-00001.gguf", "x").files() == ("m-00001-of-00001.gguf",)
+    assert parse_model_id("a/b:plain.gguf", "x").files() == ("plain.gguf",)

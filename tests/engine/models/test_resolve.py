@@ -157,3 +157,9 @@ def test_not_a_gguf_file(tmp_path: Path) -> None:
 def test_directory_that_is_not_a_model_directory(tmp_path: Path) -> None:
     with pytest.raises(ModelError, match="not a model directory"):
         resolve_model(ModelConfig(model=str(tmp_path)), EngineConfig(model_cache_dir=str(tmp_path / "c")))
+
+
+def test_empty_model_setting_means_the_default(default_cache) -> None:
+    cache, _ = default_cache
+    resolved = resolve_model(ModelConfig(model=""), EngineConfig(model_cache_dir=str(cache)))
+    assert resolved.source == "default"

@@ -1,7 +1,13 @@
 import pytest
 
 from lsp_server.postprocess import PostprocessContext
-from lsp_server.postprocess.textutil import bounded_distance, detect_indent_unit, head_lines, tail_lines
+from lsp_server.postprocess.textutil import (
+    bounded_distance,
+    detect_indent_unit,
+    head_lines,
+    tail_lines,
+    unpaired_tokens,
+)
 from tests.lsp_server.postprocess.helpers import ctx
 
 
@@ -63,3 +69,21 @@ def test_bounded_distance_exact_within_the_bound(a, b, distance):
 def test_bounded_distance_stops_at_the_bound():
     assert bounded_distance("a" * 500, "b" * 500, 5) == 6
     assert bounded_distance("kitten", "sitting", 2) == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("a, b)", [")"]),
+        ("f(x)", []),
+        ('text".to_string(), text);', ['"', ")"]),
+        ("message={m} />", ["/>"]),
+        ("React.StrictMode>", [">"]),
+        ("n: u32) -> u32 {\n  n\n}", [")"]),  # "->" is an operator, not a closer
+        ("a >= b)", [")"]),
+        ("x = (a, '(b')", []),  # what a quote opened and closed drops with it
+        ("if (n <= 1) {", ["{"]),
+    ],
+)
+def test_unpaired_tokens(text, tokens):
+    assert [token for token, _ in unpaired_tokens(text)] == tokens

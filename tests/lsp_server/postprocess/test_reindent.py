@@ -46,3 +46,8 @@ def test_on_grid_first_line_untouched():
 def test_cursor_after_code_untouched():
     c = ctx("x =║\n")
     assert fix_odd_indent(" 1", c) == " 1"
+
+
+def test_tab_indented_cursor_line_decides_in_a_new_file():
+    c = ctx("func main() {\n\t║\n}\n", language="go", indent_unit="    ")
+    assert reindent("a()\n    b()", c) == "a()\n\tb()"

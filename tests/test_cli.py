@@ -1,0 +1,93 @@
+"""The `infill` command: version, help, and `infill languages`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import __version__
+from engine.languages import default_stop_words, default_table
+from lsp_server.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def no_user_config(tmp_path, monkeypatch):
+    """The user's own settings file must not change what these tests see."""
+    monkeypatch.setenv("INFILL_CONFIG", str(tmp_path / "absent.toml"))
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"infill {__version__}"
+
+
+def test_no_command_prints_help_and_fails(capsys):
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    for command in ("serve", "complete", "doctor", "models", "languages"):
+        assert command in out
+
+
+def test_languages_prints_the_table(capsys):
+    assert main(["languages"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["language", "language", "ids", "aliases", "comment", "stop", "words"]
+    rows = {line.split()[0]: line for line in lines[2:-1]}
+    assert set(rows) == {language.name for language in default_table()}
+    python = default_table().lookup("python")
+    cells = rows["python"].split()
+    assert cells[-2:] == ["#", str(len(python.stop_words()))]
+    assert "py," in rows["python"] and "python3" in rows["python"]
+    assert "typescriptreact" in rows["typescript"]
+
+
+def test_languages_json(capsys):
+    assert main(["languages", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by_name = {row["name"]: row for row in rows}
+    assert by_name["rust"]["line_comment"] == "//"
+    assert by_name["rust"]["stop_words"] == len(default_table().lookup("rust").stop_words())
+
+
+def test_languages_stop_words_of_one_language(capsys):
+    assert main(["languages", "--stop-words", "go", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["known"] and "\nfunc" in data["stop_words"] and "<|endoftext|>" in data["stop_words"]
+    assert main(["languages", "--stop-words", "no-such-language"]) == 0
+    out = capsys.readouterr().out
+    assert "unknown: single-line" in out and '"\\n"' in out
+
+
+def test_runs_as_a_module():
+    result = subprocess.run([sys.executable, "-m", "lsp_server", "languages"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "python" in result.stdout
+
+
+def test_languages_applies_the_settings_file(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[languages.mylang]\nline_comment = "//"\ntop_level_keywords = ["fn", "pub"]\n'
+                      '[languages.python]\nextra_stop_words = ["\\nif __name__"]\n')
+    assert main(["languages", "--config", str(config)]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:-1]}
+    assert rows["mylang"][-2:] == ["//", str(len(default_stop_words()) + 3)]  # defaults, "\n//", "\nfn", "\npub"
+    python_words = len(default_table().lookup("python").stop_words())
+    assert rows["python"][-1] == str(python_words + 1)
+
+
+def test_languages_reports_a_bad_settings_file(tmp_path, capsys):
+    config = tmp_path / "config.toml"
+    config.write_text('[languages.mylang]\nline_comment = 3\n')
+    assert main(["languages", "--config", str(config)]) == 2
+    assert "languages.mylang.line_comment" in capsys.readouterr().err
+    assert main(["languages", "--config", str(tmp_path / "missing.toml")]) == 2
+    assert "does not exist" in capsys.readouterr().err
