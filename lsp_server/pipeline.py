@@ -178,7 +178,7 @@ class CompletionService:
                 texts.append(kept)
         texts = _unique(texts)
         self.cache.put(ctx.uri, ctx.prefix, ctx.suffix, tuple(texts))
-        log.info("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
+        log.debug("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
         return self._finish(texts, ctx, "model")
 
     def _finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:

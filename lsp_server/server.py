@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 ACCEPT_COMMAND = "infill.accept"
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+BUSY_AFTER_S = 0.15
 
 
 class InfillServer(LanguageServer):
@@ -283,8 +284,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
     started = time.perf_counter()
-    if ls.status.current.kind == "ready":
-        ls.status.publish(StatusEvent("busy", "Infill is completing"))
+    # "busy" only for requests that take a noticeable time: two notifications per keystroke would be noise.
+    busy = asyncio.get_running_loop().call_later(BUSY_AFTER_S, _publish_busy, ls)
     try:
         suggestions = await ls.sessions.run(uri, lambda: service.generate(ctx, invoked), delay_ms / 1000.0)
     except Superseded:
@@ -295,6 +296,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         log.error("%s", message)
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
+        busy.cancel()
         if ls.status.current.kind == "busy":
             ls.status.publish(StatusEvent("ready", "Infill is ready"))
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
@@ -302,6 +304,11 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
+
+
+def _publish_busy(ls: InfillServer) -> None:
+    if ls.status.current.kind == "ready":
+        ls.status.publish(StatusEvent("busy", "Infill is completing"))
 
 
 def _value(value: Any):

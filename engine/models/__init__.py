@@ -102,8 +102,10 @@ def _from_hf_cache(model_id: ModelId) -> Path | None:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
         return None
-    found = try_to_load_from_cache(model_id.repo_id, model_id.file)
-    return Path(found) if isinstance(found, str) and Path(found).is_file() else None
+    found = [try_to_load_from_cache(model_id.repo_id, name) for name in model_id.files()]
+    if all(isinstance(path, str) and Path(path).is_file() for path in found):
+        return Path(found[0])
+    return None
 
 
 def _download_with_status(model_id: ModelId, cache_dir: Path, engine_cfg: EngineConfig,

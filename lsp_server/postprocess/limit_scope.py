@@ -16,8 +16,9 @@ def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tupl
     item_indent = indent_width(detect[first_in_item]) if first_in_item else indent_width(detect[0])
     allow_closing = True
     if not is_blank(lines[0]) and not is_blank(ctx.line_prefix):
-        # Continuing the current statement: anything back at its indentation is a new statement.
-        limit = reference_indent + 1
+        # Continuing the current statement: anything back at its indentation is a new statement, unless the line
+        # ends with a comma (an item of a list, struct or call whose siblings follow at the same indentation).
+        limit = reference_indent if detect[0].rstrip().endswith(",") else reference_indent + 1
         allow_closing = is_block_opening(detect, 0)
     elif item_indent > reference_indent:
         limit = reference_indent + 1  # the item opens a deeper block
@@ -43,17 +44,23 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
         return text
     limit, allow_closing = scope
     index = 1
+    reopened: set[int] = set()  # lines kept only because they close and reopen (`} else {`)
     while index < len(lines):
         line = lines[index]
         if is_blank(line) or indent_width(line) >= limit:
             index += 1
             continue
         if is_block_closing(detect, index) and is_block_opening(detect, index):
+            reopened.add(index)
             index += 1
             continue
         if allow_closing and (ctx.language != "python" or not is_blank(lines[index - 1])):
             index += 1
         break
-    if index < len(lines):
-        return "\n".join(lines[:index]).rstrip()
-    return text
+    if index >= len(lines):
+        return text
+    # A reopening line whose body was just cut would leave `} else {` dangling: it goes too.
+    kept = lines[:index]
+    while len(kept) > 1 and (is_blank(kept[-1]) or len(kept) - 1 in reopened):
+        kept.pop()
+    return "\n".join(kept).rstrip()

@@ -300,6 +300,10 @@ MULTILINE_CANDIDATES = [
     ("cls.py", "class Point:\n", "Go    "),
     ("imp.py", "import os\n\n", "Go"),
     ("cmt.py", "# list\n", "Go"),
+    ("fn.js", "function add(a, b) {\n", "Go  "),
+    ("main.go", "package main\n\nfunc main() {\n", "Go\t"),
+    ("lib.rs", "fn main() {\n", "Go    "),
+    ("notes.md", "# Notes\n\n", "Go- "),
 ]
 
 
@@ -308,11 +312,12 @@ def test_ghost_text_accepted_one_line(nvim: Nvim, tmp_path: Path) -> None:
     for name, text, keys in MULTILINE_CANDIDATES:
         open_file(nvim, tmp_path / name, text)
         ghost = type_and_wait_for_ghost_text(nvim, "<Esc>" + keys)
+        seen.append((name, ghost["lines"]))
         if len(ghost["lines"]) > 1:
             break
-        seen.append(ghost["lines"])
     else:
         pytest.fail(f"no candidate text got a multi-line suggestion from the tiny model: {seen}")
+    print("multi-line suggestion from", seen[-1][0], "after", len(seen) - 1, "single-line ones")
     before = buffer_lines(nvim)
     typed_line = before[-1]
     first_line = ghost["lines"][0]
@@ -350,3 +355,79 @@ def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
                      "ghost text is on"):
         assert expected in report, f"{expected!r} missing from the health report:\n{report}"
     assert re.search(r"OK client \d+: (ready|busy) ", report), report
+
+
+def test_infill_commands_status_log_restart(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "cmds.py", "y = 2\n")
+    nvim.exec_lua("_G.infill_test_notes = {} vim.notify = function(msg, level) "
+                  "table.insert(_G.infill_test_notes, msg) end")
+    nvim.send("<Esc>:Infill status<CR>")
+    notes = nvim.wait_for(lambda: nvim.lua("_G.infill_test_notes"), 5, ":Infill status output")
+    assert re.search(r"client \d+ \[.*lsp_server serve --stdio\], \d+ buffer\(s\): (ready|busy)", notes[-1]), notes
+    nvim.send(":Infill log<CR>")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_buf_get_name(0)").endswith("infill/infill.log")
+                  and any("lsp_server" in line for line in nvim.lua("vim.api.nvim_buf_get_lines(0, 0, -1, false)")),
+                  5, "the server log to open")
+    nvim.send(":close<CR>")
+    old = nvim.lua("vim.lsp.get_clients({ name = 'infill' })[1].id")
+    nvim.send(":Infill restart<CR>")
+    nvim.wait_for(lambda: nvim.lua(f"(function() local c = vim.lsp.get_clients({{ bufnr = 0, name = 'infill' }})[1] "
+                                   f"return c and c.id ~= {old} and c.initialized end)()"), READY_TIMEOUT,
+                  "a new server after :Infill restart")
+    assert nvim.lua(f"vim.lsp.get_client_by_id({old}) == nil or vim.lsp.get_client_by_id({old}):is_stopped()")
+    nvim.wait_for(lambda: nvim.lua("(require('infill.status').current() or {}).kind") in ("ready", "busy"),
+                  READY_TIMEOUT, "the restarted server to be ready")
+    ghost = type_and_wait_for_ghost_text(nvim, "Go")
+    assert ghost["lines"][0]
+
+
+LUA_UNITS = r"""
+vim.opt.runtimepath:prepend(PLUGIN)
+local accept = require('infill.accept')
+local config = require('infill.config')
+local function eq(a, b, what)
+  if not vim.deep_equal(a, b) then
+    error(('%s: expected %s, got %s'):format(what, vim.inspect(b), vim.inspect(a)), 2)
+  end
+end
+eq(accept.next_word('foo(bar)'), 'foo', 'word')
+eq(accept.next_word('  bar baz'), '  bar', 'word after blanks')
+eq(accept.next_word('(x)'), '(', 'punctuation run')
+eq(accept.next_word('\n    return x'), '\n    return', 'word across a line break')
+eq(accept.next_word('   '), '   ', 'only blanks')
+eq(accept.next_line('a + b\n    c'), 'a + b', 'first line')
+eq(accept.next_line('\n    c\nd'), '\n    c', 'line after a break')
+eq(accept.next_line('abc'), 'abc', 'single line')
+eq(accept.length('é😀', 'utf-8'), 6, 'utf-8 length')
+eq(accept.length('é😀', 'utf-16'), 3, 'utf-16 length')
+eq(accept.length('é😀', 'utf-32'), 2, 'utf-32 length')
+-- remaining(): an item whose range starts before the cursor repeats what was typed
+local buf = vim.api.nvim_create_buf(false, true)
+vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '    ret' })
+local item = { insert_text = 'return x', range = vim.range(0, 4, 0, 7, { buf = buf }) }
+local rest, typed = accept.remaining(item, buf, 0, 7)
+eq({ rest, typed }, { 'urn x', 3 }, 'remaining after typed text')
+eq({ accept.remaining({ insert_text = 'abc' }, buf, 0, 7) }, { 'abc', 0 }, 'remaining without range')
+-- options
+local opts = config.resolve({ keymaps = { accept = '<C-y>' }, cmd = { 'x' } })
+eq(opts.keymaps.accept, '<C-y>', 'keymap override')
+eq(opts.keymaps.next, '<M-]>', 'other keymaps kept')
+eq(opts.cmd, { 'x' }, 'cmd replaced, not merged')
+eq(config.resolve({ keymaps = false }).keymaps, false, 'keymaps off')
+for _, bad in ipairs({ { nope = 1 }, { cmd = {} }, { keymaps = { acept = 'x' } }, { settings = 'x' } }) do
+  local ok, err = pcall(config.resolve, bad)
+  assert(not ok and err:match('^infill: '), 'bad options must raise an infill error: ' .. vim.inspect(bad))
+end
+print('lua units ok')
+"""
+
+
+def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
+    script = tmp_path / "units.lua"
+    script.write_text(f"local PLUGIN = {lua_string(str(PLUGIN))}\n" + LUA_UNITS)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path / "s"),
+           "XDG_DATA_HOME": str(tmp_path / "d")}
+    result = subprocess.run([nvim_binary, "--clean", "--headless", "-l", str(script)], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lua units ok" in result.stdout + result.stderr

@@ -28,6 +28,8 @@ class InfillExtension implements vscode.Disposable {
     private readonly output: vscode.LogOutputChannel;
     private readonly statusItem: vscode.StatusBarItem;
     private readonly disposables: vscode.Disposable[] = [];
+    /** Listeners tied to the current client, dropped with it on stop/restart. */
+    private clientDisposables: vscode.Disposable[] = [];
     /** Items of the last inline completion answer, for partial-acceptance reports. */
     private offered: { uri: string; position: vscode.Position; items: OfferedItem[] } | undefined;
     /** Text accepted word by word or line by line from the current suggestion. */
@@ -44,7 +46,7 @@ class InfillExtension implements vscode.Disposable {
     }
 
     dispose(): void {
-        for (const d of this.disposables.splice(0)) {
+        for (const d of [...this.clientDisposables.splice(0), ...this.disposables.splice(0)]) {
             d.dispose();
         }
     }
@@ -94,7 +96,7 @@ class InfillExtension implements vscode.Disposable {
         };
         const client = new LanguageClient('infill', 'Infill', serverOptions, clientOptions);
         this.client = client;
-        this.disposables.push(
+        this.clientDisposables.push(
             client.onNotification(STATUS_NOTIFICATION, (params: unknown) => this.showStatus(parseStatus(params))),
             client.onDidChangeState((event) => {
                 if (event.newState === State.Stopped) {
@@ -121,11 +123,16 @@ class InfillExtension implements vscode.Disposable {
         const client = this.client;
         this.client = undefined;
         this.offered = undefined;
+        for (const d of this.clientDisposables.splice(0)) {
+            d.dispose();
+        }
         if (client) {
             try {
-                await client.stop();
-            } finally {
-                await client.dispose();
+                // dispose() stops the server if it runs (shutdown + exit) and releases the client's resources.
+                await client.dispose(5000);
+            } catch (error) {
+                // A client that never started cannot be stopped; there is nothing left to release then.
+                this.output.appendLine(`Infill: stopping the language server: ${String(error)}`);
             }
         }
         this.showStatus(NOT_RUNNING);

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -246,3 +247,25 @@ def test_split_gguf_id_downloads_every_part(hub: FakeHub, tiny_model: Path, tmp_
     (tmp_path / "acme" / "big" / "big-q8-00002-of-00002.gguf").unlink()
     with pytest.raises(ModelError, match="is not downloaded yet"):
         resolve_model(ModelConfig(model=str(model_id)), EngineConfig(model_cache_dir=str(tmp_path)))
+
+
+def test_file_in_the_users_own_hugging_face_cache_is_used_offline(tiny_model: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pre-populated Hugging Face cache (as `hf download` leaves it); no server runs at all in this test."""
+    from huggingface_hub import constants
+
+    hf_cache = tmp_path / "hf-hub"
+    commit = "a" * 40
+    repo = hf_cache / "models--acme--coder"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    (repo / "snapshots" / commit).mkdir(parents=True)
+    shutil.copy(tiny_model, repo / "snapshots" / commit / "tiny.gguf")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(hf_cache))
+
+    cfg = EngineConfig(model_cache_dir=str(tmp_path / "infill-cache"), hf_endpoint="http://127.0.0.1:9")
+    resolved = resolve_model(ModelConfig(model="acme/coder:tiny.gguf"), cfg)
+    assert resolved.path == repo / "snapshots" / commit / "tiny.gguf"
+    assert resolved.has_fim
+    with pytest.raises(ModelError, match="acme/coder:other.gguf is not downloaded yet"):
+        resolve_model(ModelConfig(model="acme/coder:other.gguf"), cfg)

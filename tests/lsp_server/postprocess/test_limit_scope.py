@@ -43,3 +43,14 @@ def test_body_at_deeper_level_untouched():
 
 def test_single_line_untouched():
     assert limit_scope("x", ctx("a = ║")) == "x"
+
+
+def test_reopening_line_without_its_body_is_not_left_dangling():
+    c = ctx("fn f() {\n    let a = ║\n}\n", language="rust")
+    # `} else {` closes and reopens, but its body (`  x`) is outside the scope and cut, so it goes as well.
+    assert limit_scope("1;\n} else {\n  x\ny", c) == "1;"
+
+
+def test_comma_continues_a_list_at_the_same_indentation():
+    c = ctx("point = {\n    'x': ║\n}\n")
+    assert limit_scope("1,\n    'y': 2,\n}\nprint(point)", c) == "1,\n    'y': 2,"

@@ -1,0 +1,92 @@
+"""Overhead of the LSP path: median latency of an inline request through the server (JSON-RPC over stdio,
+documents, context, engine, post-processing) vs the same prompt sent straight to llama-server's `/infill`, same model,
+same `n_predict`, both streamed. Target: ratio ≤ 1.05.
+
+Each iteration uses a new cursor context (so the LSP cache cannot answer) and the two paths alternate, so
+llama-server's prompt cache helps both alike. With the tiny model every request yields exactly `n_predict` tokens
+(its control tokens never win and it emits no newlines), so both paths generate the same amount.
+
+Run: python3 bench/lsp_overhead.py [--model PATH.gguf] [--n-predict 32] [--iterations 30]
+Prints a table and writes bench/results/lsp_overhead.json."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from pathlib import Path
+
+import httpx
+
+from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
+
+BASE = "import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\ndef run_{i}(values):\n    total_{i} = "
+SUFFIX = "\n    return total_{i}\n"
+
+
+async def direct(http: httpx.AsyncClient, prefix: str, suffix: str, n_predict: int) -> tuple[float, int]:
+    body = {"input_prefix": prefix, "input_suffix": suffix, "n_predict": n_predict, "temperature": 0.0,
+            "stream": True, "cache_prompt": True}
+    started = time.perf_counter()
+    tokens = 0
+    async with http.stream("POST", "/infill", json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                tokens = event.get("tokens_predicted", tokens)
+                if event.get("stop"):
+                    break
+    return (time.perf_counter() - started) * 1000, tokens
+
+
+async def main(args: argparse.Namespace) -> None:
+    model = Path(args.model) if args.model else tiny_model_path()
+    async with llama_server(model) as server:
+        options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": server.base_url},
+                   "max_tokens": args.n_predict, "temperature": 0.0, "multiline": "always"}
+        async with lsp_server(options) as lsp, httpx.AsyncClient(base_url=server.base_url, timeout=120) as http:
+            lsp_ms: list[float] = []
+            direct_ms: list[float] = []
+            for i in range(args.iterations + args.warmup):
+                prefix, suffix = BASE.format(i=i), SUFFIX.format(i=i)
+                uri = f"file:///bench/overhead_{i}.py"
+                lsp.open(uri, prefix + suffix)
+                line = prefix.count("\n")
+                column = len(prefix.rsplit("\n", 1)[-1])
+                order = ("lsp", "direct") if i % 2 == 0 else ("direct", "lsp")
+                for which in order:
+                    if which == "lsp":
+                        started = time.perf_counter()
+                        result = await lsp.request(uri, line, column)
+                        elapsed = (time.perf_counter() - started) * 1000
+                        if i >= args.warmup:
+                            lsp_ms.append(elapsed)
+                        assert result.items, "the LSP path returned no suggestion"
+                    else:
+                        elapsed, tokens = await direct(http, prefix, suffix, args.n_predict)
+                        if i >= args.warmup:
+                            direct_ms.append(elapsed)
+                lsp.close(uri)
+    ratio = statistics.median(lsp_ms) / statistics.median(direct_ms)
+    print(f"model: {model.name}, n_predict {args.n_predict}, {args.iterations} iterations")
+    print(f"{'path':<10}{'median ms':>12}{'p90 ms':>10}{'min ms':>10}")
+    for name, values in (("LSP", lsp_ms), ("direct", direct_ms)):
+        s = summary(values)
+        print(f"{name:<10}{s['median']:>12.1f}{s['p90']:>10.1f}{s['min']:>10.1f}")
+    print(f"ratio of medians (LSP / direct): {ratio:.3f}  (target ≤ 1.05)")
+    path = write_results("lsp_overhead", {"model": str(model), "n_predict": args.n_predict,
+                                          "lsp_ms": summary(lsp_ms), "direct_ms": summary(direct_ms),
+                                          "ratio": ratio, "target_ratio": 1.05})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", help="a .gguf with FIM tokens (default: the tiny test model)")
+    parser.add_argument("--n-predict", type=int, default=32)
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=3)
+    asyncio.run(main(parser.parse_args()))
