@@ -104,6 +104,10 @@ class Lsp:
             text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
             context=types.InlineCompletionContext(trigger_kind=kind)))
 
+    async def stats(self) -> dict[str, Any]:
+        """The server's own counters and per-request handler timings (`infill/stats`)."""
+        return await self.client.protocol.send_request_async("infill/stats", {})
+
     def rss_kb(self) -> int:
         with open(f"/proc/{self.pid}/status", encoding="ascii") as status:
             for line in status:

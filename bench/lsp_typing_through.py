@@ -17,6 +17,10 @@ import time
 from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
 
+def _field(obj, name):
+    return obj[name] if isinstance(obj, dict) else getattr(obj, name)
+
+
 async def main(args: argparse.Namespace) -> None:
     async with llama_server(tiny_model_path()) as server:
         options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": server.base_url},
@@ -46,13 +50,17 @@ async def main(args: argparse.Namespace) -> None:
                     else:
                         misses += 1
                 lsp.close(uri)
+            stats = await lsp.stats()
+    server_side = [ms for source, ms in _field(stats, "timings") if source == "typing-through"]
     s = summary(latencies)
+    ss = summary(server_side)
     print(f"typing-through answers: {s['n']} (misses: {misses})")
-    print(f"{'median ms':>10}{'p90 ms':>10}{'p99 ms':>10}{'max ms':>10}")
-    print(f"{s['median']:>10.2f}{s['p90']:>10.2f}{s['p99']:>10.2f}{s['max']:>10.2f}")
-    print("target: p99 ≤ 5 ms")
-    path = write_results("lsp_typing_through", {"latency_ms": s, "misses": misses, "target_p99_ms": 5.0,
-                                                "measured": "client round trip over stdio (upper bound)"})
+    print(f"{'measured at':<28}{'median ms':>10}{'p90 ms':>10}{'p99 ms':>10}{'max ms':>10}")
+    for name, v in (("server (handler)", ss), ("client round trip (stdio)", s)):
+        print(f"{name:<28}{v['median']:>10.2f}{v['p90']:>10.2f}{v['p99']:>10.2f}{v['max']:>10.2f}")
+    print("target: server-side p99 ≤ 5 ms")
+    path = write_results("lsp_typing_through", {"server_ms": ss, "round_trip_ms": s, "misses": misses,
+                                                "target_p99_ms": 5.0})
     print(f"wrote {path}")
 
 

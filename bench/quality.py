@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import statistics
 import sys
@@ -57,18 +58,39 @@ class TaskResult:
 # Generation
 
 
-async def generate(tasks: Sequence[Task], pipeline: Pipeline, progress: bool = True) -> list[TaskResult]:
-    """Ask the model for every task: ours first (so its latency is not flattered by the raw call's warm cache)."""
+async def generate(tasks: Sequence[Task], pipeline: Pipeline, progress: bool = True,
+                   time_budget: float | None = None) -> list[TaskResult]:
+    """Ask the model for every task: ours first (so its latency is not flattered by the raw call's warm cache).
+
+    With `time_budget` (seconds) no new task starts after the budget is spent; the tasks done are a prefix of the
+    fixed order, so the result is the same as a run with that `--limit`."""
     results = []
     started = time.monotonic()
     for index, task in enumerate(tasks, start=1):
+        if time_budget is not None and time.monotonic() - started > time_budget:
+            if progress:
+                print(f"  time budget spent: {len(results)} of {len(tasks)} {task.suite} tasks done",
+                      file=sys.stderr, flush=True)
+            break
         ours = await pipeline.ours(task)
         raw = await pipeline.raw(task)
         results.append(TaskResult(task=task, ours=ours, raw=raw))
         if progress and (index % 5 == 0 or index == len(tasks)):
             elapsed = time.monotonic() - started
-            print(f"  generated {index}/{len(tasks)} in {elapsed:.0f} s", file=sys.stderr, flush=True)
+            print(f"  {task.suite}: generated {index}/{len(tasks)} in {elapsed:.0f} s", file=sys.stderr, flush=True)
     return results
+
+
+def interleave_languages(tasks: Sequence[Task]) -> list[Task]:
+    """Round-robin over languages, so that a run cut short by a time budget still covers each language."""
+    by_language: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_language.setdefault(task.language, []).append(task)
+    out: list[Task] = []
+    queues = list(by_language.values())
+    for i in range(max((len(q) for q in queues), default=0)):
+        out += [q[i] for q in queues if i < len(q)]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -221,6 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exec-timeout", type=float, default=5.0, help="seconds per HumanEval program")
     parser.add_argument("--exec-workers", type=int, default=2)
     parser.add_argument("--output", type=Path, help="JSON file to write (default: bench/results/quality-<time>.json)")
+    parser.add_argument("--time-budget", type=float,
+                        help="seconds of generation per suite; tasks not started by then are left out (and counted "
+                             "in the report)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
 
@@ -246,15 +271,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     suites = args.suite or list(SUITES)
     limit = SMOKE_LIMIT if args.smoke else args.limit
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model
-    tasks: list[Task] = []
+    by_suite: dict[str, list[Task]] = {}
     for suite in suites:
-        tasks += load_suite(suite, args.data_dir, limit=limit, multi_sample=args.multi_sample,
-                            santacoder_sample=args.santacoder_sample, seed=args.seed)
+        by_suite[suite] = interleave_languages(load_suite(
+            suite, args.data_dir, limit=limit, multi_sample=args.multi_sample,
+            santacoder_sample=args.santacoder_sample, seed=args.seed))
     pipeline = Pipeline(engine_config(model, args.binary), max_tokens=args.max_tokens)
     started = time.monotonic()
+    results: list[TaskResult] = []
     try:
         await pipeline.start()
-        results = await generate(tasks, pipeline, progress=not args.quiet)
+        for suite, tasks in by_suite.items():
+            results += await generate(tasks, pipeline, progress=not args.quiet, time_budget=args.time_budget)
     finally:
         await pipeline.close()
     generation_s = time.monotonic() - started
@@ -265,8 +293,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "quality",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                    "cpus": os.cpu_count(), "load_average_1min": os.getloadavg()[0],
                     "processor": platform.processor() or platform.machine()},
-        "config": {"suites": suites, "limit": limit, "model": model or "default (Gemma 3 270M)",
+        "config": {"suites": suites, "limit": limit, "time_budget": args.time_budget,
+                   "tasks_planned": {suite: len(tasks) for suite, tasks in by_suite.items()},
+                   "model": model or "default (Gemma 3 270M)",
                    "smoke": bool(args.smoke), "max_tokens": pipeline.max_tokens, "temperature": 0.0,
                    "seed": SEED, "sample_seed": args.seed, "multi_sample": args.multi_sample,
                    "santacoder_sample": args.santacoder_sample},

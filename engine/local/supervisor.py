@@ -237,7 +237,7 @@ class LlamaServerSupervisor:
             self._loop = asyncio.get_running_loop()
         except RuntimeError:
             self._loop = None
-        self._launch()
+        self.launch()
         try:
             return await self.wait_ready(None)
         except asyncio.CancelledError:
@@ -246,10 +246,11 @@ class LlamaServerSupervisor:
 
     def start_blocking(self) -> str:
         """`start()` for callers without an event loop (test fixtures, benchmarks)."""
-        self._launch()
+        self.launch()
         return self.wait_ready_blocking(None)
 
-    def _launch(self) -> None:
+    def launch(self) -> None:
+        """Start the monitor thread (which spawns the child) without waiting for it to become healthy."""
         with self._cond:
             if self._thread is not None:
                 return
@@ -407,7 +408,7 @@ class LlamaServerSupervisor:
             self._base_url = None
             self._cond.notify_all()
         self._emit(StatusEvent("starting", f"llama-server stopped unexpectedly ({reason}); "
-                                           f"restarting in {delay:.1f} s", detail="\n".join(tail) or None))
+                                           f"restarting in {delay:.2f} s", detail="\n".join(tail) or None))
         self._wake.wait(delay)
         self.restarts += 1
         return not self._stopping

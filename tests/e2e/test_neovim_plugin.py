@@ -317,7 +317,6 @@ def test_ghost_text_accepted_one_line(nvim: Nvim, tmp_path: Path) -> None:
             break
     else:
         pytest.fail(f"no candidate text got a multi-line suggestion from the tiny model: {seen}")
-    print("multi-line suggestion from", seen[-1][0], "after", len(seen) - 1, "single-line ones")
     before = buffer_lines(nvim)
     typed_line = before[-1]
     first_line = ghost["lines"][0]

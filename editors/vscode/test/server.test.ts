@@ -177,7 +177,7 @@ describe('the infill server through vscode-languageserver-protocol', { skip }, (
         await server.connection.sendNotification(DidChangeConfigurationNotification.type,
             didChangeConfigurationParams(server.settings));
         await server.waitFor(STATUS, (p) => p.kind === 'ready', READY_MS, from);
-        const kinds = server.received(STATUS).slice(-10).map((p) => p.kind);
+        const kinds = server.notifications.slice(from).filter((n) => n.method === STATUS).map((n) => n.params.kind);
         assert.ok(kinds.lastIndexOf('starting') < kinds.lastIndexOf('ready'),
             `the model should be starting before it is ready: ${kinds}`);
         assert.equal(server.received('window/showMessage').filter((p) => p.type === 1 &&

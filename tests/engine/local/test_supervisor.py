@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import stat
@@ -125,6 +126,9 @@ def test_illegal_instruction_crash_loop_gives_up_with_the_diagnosis(tmp_path, mo
         sup.start_blocking()
     assert sup.restarts == 4
     assert events[-1].kind == "error" and "Illegal instruction" in events[-1].message
+    delays = [float(re.search(r"restarting in ([\d.]+) s", e.message).group(1))
+              for e in events if "restarting in" in e.message]
+    assert delays == [0.01, 0.02, 0.04, 0.08]  # the backoff doubles after each crash
     assert sup.pid is None
 
 
@@ -147,7 +151,7 @@ def test_stop_escalates_to_sigkill_and_kills_the_process_group(tmp_path, model_f
         wait
     """
     sup = LlamaServerSupervisor(fake_binary(tmp_path, script), model_file, LocalServerSettings(start_timeout=30))
-    sup._launch()
+    sup.launch()
     for _ in range(100):
         if marker.exists() and marker.read_text().strip():
             break
