@@ -1,7 +1,7 @@
 """Cancellation reaches the model: time from a superseding request (same document) to the older generation stopping
 on llama-server, observed by polling its `/slots` endpoint. Target: ≤ 100 ms.
 
-Each round starts a long generation (1500 tokens, ~1 s on the tiny model), waits until llama-server has produced a
+Each round starts a long generation (several hundred tokens on the tiny model), waits until llama-server has produced a
 few tokens, then sends a newer request for the same document answered from the cache, so the only generation that
 should still run is the superseded one; the time until its slot is idle is the figure.
 
@@ -19,6 +19,8 @@ import httpx
 from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
 BUDGET = 1500
+#: With the tiny model at temperature 0 this line's completion runs for several hundred tokens before a stop word.
+LONG_TEXT = "def job_2(x):\n    y = \n"
 
 
 def processing(slots: list[dict]) -> list[dict]:
@@ -35,7 +37,7 @@ async def main(args: argparse.Namespace) -> None:
         async with lsp_server(options) as lsp, httpx.AsyncClient(base_url=server.base_url, timeout=30) as http:
             for r in range(args.rounds):
                 uri = f"file:///bench/cancel_{r}.py"
-                lsp.open(uri, f"def job_{r}(x):\n    y = \n")
+                lsp.open(uri, LONG_TEXT)
                 await lsp.request(uri, 0, 4)  # cache an answer at 0:4 (a short line rest: a quick generation)
                 older = asyncio.ensure_future(lsp.request(uri, 1, 8))
                 while True:  # wait until the older request is generating
@@ -57,7 +59,7 @@ async def main(args: argparse.Namespace) -> None:
                 decoded_at_stop.append(decoded)
                 result = await older
                 answer_ms.append((time.perf_counter() - started) * 1000)
-                assert not result.items, f"the superseded request must get an empty list: {result} {newer} {await lsp.stats()}"
+                assert not result.items, "the superseded request must get an empty list"
                 lsp.close(uri)
     s, a = summary(stop_ms), summary(answer_ms)
     print(f"{args.rounds} rounds, generation budget {BUDGET} tokens")

@@ -35,6 +35,9 @@ class Generation:
     generated_tokens: int | None
     latency_ms: float
     multiline: bool | None = None
+    #: "timings" (llama-server's count) or "tokenize" (the text re-tokenized: a stream closed at a stop word ends
+    #: before the server's last event, which carries the counts).
+    generated_tokens_source: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,7 +119,16 @@ class Pipeline:
         suggestions = await self.service.generate(context)
         latency_ms = (time.perf_counter() - started) * 1000.0
         text = suggestions[0].text if suggestions else ""
-        return _generation(self.engine.last, text, latency_ms, context.multiline)
+        return await self._with_token_count(_generation(self.engine.last, text, latency_ms, context.multiline))
+
+    async def _with_token_count(self, generation: Generation) -> Generation:
+        if generation.generated_tokens is not None:
+            return replace(generation, generated_tokens_source="timings")
+        count = getattr(self.engine.generation, "count_tokens", None)
+        if count is None or not generation.model_text:
+            return generation
+        return replace(generation, generated_tokens=await count(generation.model_text),
+                       generated_tokens_source="tokenize")
 
     async def raw(self, task: Task) -> Generation:
         request = CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language)
@@ -125,4 +137,4 @@ class Pipeline:
         started = time.perf_counter()
         completion = await self.engine.complete(request, options)
         latency_ms = (time.perf_counter() - started) * 1000.0
-        return _generation(completion, completion.text, latency_ms, None)
+        return await self._with_token_count(_generation(completion, completion.text, latency_ms, None))

@@ -122,6 +122,7 @@ async def measure(base_url: str, repeats: int, n_values: tuple[int, ...]) -> dic
             }
             for route in ROUTES:  # warm-up: connections open, prompt cached in the slot
                 await calls[route]()
+            print(f"  n_predict={n}: {repeats} rounds of {len(ROUTES)} routes", file=sys.stderr, flush=True)
             for _ in range(repeats):
                 for route in ROUTES:
                     started = time.perf_counter()
@@ -219,14 +220,15 @@ def print_table(results: dict, n_values: tuple[int, ...]) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="tiny", help="comma-separated: tiny, default (Gemma 3 270M) or a path")
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=30, help="rounds per model server")
+    parser.add_argument("--replay-repeats", type=int, default=300, help="rounds against the replay server")
     parser.add_argument("--n-predict", type=int, default=64)
     args = parser.parse_args()
     n_values = (1, args.n_predict)
     results: dict = {}
     server, base_url = await start_replay_server()
     try:
-        raw = await measure(base_url, args.repeats, n_values)
+        raw = await measure(base_url, args.replay_repeats, n_values)
     finally:
         server.close()
         await server.wait_closed()

@@ -466,6 +466,9 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
         started = time.perf_counter()
         for index, path in enumerate(files):
             await replay_file(rc, path, index, args, result)
+            if not args.quiet:
+                print(f"  {variant}: replayed {path.name} ({result.keystrokes} keystrokes so far, "
+                      f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         result.seconds = time.perf_counter() - started
         result.stats_after = await rc.stats()
     finally:
@@ -560,6 +563,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--answer-timeout", type=float, default=60.0,
                         help="seconds to wait for outstanding answers at the end of a file")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/typing-<time>.json)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
 
 

@@ -224,7 +224,9 @@ async def check_status(response: httpx.Response, vendor: str) -> None:
     if status in (401, 403):
         raise BackendError(vendor, "the API key was refused (check api_key / api_key_env)", status, body)
     if status >= 500:
-        raise Retryable(BackendError(vendor, "server error", status, body))
+        # 503 may carry Retry-After too (a server still loading its model).
+        raise Retryable(BackendError(vendor, "server error", status, body),
+                        parse_retry_after(response.headers.get("retry-after")))
     raise BackendError(vendor, "request rejected", status, body)
 
 

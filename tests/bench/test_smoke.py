@@ -38,10 +38,15 @@ def test_quality_smoke_records_every_task_in_three_variants(quality_report: dict
             generation = task[variant]
             assert generation["stop_reason"] in ("stop_word", "token_limit", "end_of_stream")
             assert generation["latency_ms"] > 0
-            # A stream closed at a stop word ends before llama-server's last event, which carries the counts.
+            # A stream closed at a stop word ends before llama-server's last event, which carries the counts:
+            # the benchmark then re-tokenizes the text.
             if generation["stop_reason"] != "stop_word":
+                assert generation["generated_tokens_source"] == "timings"
                 assert 0 < generation["generated_tokens"] <= 24
                 assert generation["prompt_tokens"] > 0
+            elif generation["model_text"]:
+                assert generation["generated_tokens_source"] == "tokenize"
+                assert generation["generated_tokens"] > 0
         # Same prompt, greedy decoding: our stop rules only cut what the model says without them.
         assert task["raw"]["model_text"].startswith(task["ours"]["model_text"])
         assert task["raw"]["stop_reason"] != "stop_word"
@@ -72,7 +77,7 @@ async def test_typing_replay_smoke_answers_every_request(llama_server_binary: st
     source.write_text("def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n")
     args = typing_replay.build_parser().parse_args(
         [str(source), "--model", str(tiny_model), "--binary", llama_server_binary, "--cps", "40",
-         "--line-pause", "0.1", "--max-keystrokes", "15", "--start-fraction", "0.5"])
+         "--line-pause", "0.1", "--max-keystrokes", "15", "--start-fraction", "0.5", "--quiet"])
     report = await typing_replay.run(args)
     region = typing_replay.choose_region(source.read_text(), 0.5, 15)
     keystrokes = len(typing_replay.plan_keystrokes(source.read_text()[region.start:region.end]))

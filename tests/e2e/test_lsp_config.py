@@ -87,3 +87,14 @@ async def test_backend_change_restarts_only_the_engine(client: LanguageClient, l
     assert "127.0.0.1:9" in info.value.message or "llama" in info.value.message.lower()
     change(client, {"infill": {"completion": {"kind": "llama.cpp/infill", "api_endpoint": llama_server}}})
     assert (await complete(client, uri, 1, 4)).items  # same server process, new engine
+
+
+async def test_invoked_requests_may_offer_several_choices(client: LanguageClient):
+    change(client, {"infill": {"invoked_choices": 3, "invoked_temperature": 1.0}})
+    uri = open_doc(client, "def several(x):\n    ")
+    invoked = await complete(client, uri, 1, 4, invoked=True)
+    texts = [item.insert_text for item in invoked.items]
+    assert len(texts) >= 2 and len(set(texts)) == len(texts)  # distinct choices, hotter sampling
+    automatic = await complete(client, open_doc(client, "def single(x):\n    "), 1, 4, invoked=False)
+    assert len(automatic.items) == 1
+    change(client, {"infill": {"invoked_choices": 1}})

@@ -154,3 +154,27 @@ async def test_a_json_reply_to_a_stream_request_is_reported(serve):
     finally:
         await stream.close()
     assert "whole" in info.value.body
+
+
+async def test_503_with_retry_after_waits_that_long(serve, sleeps):
+    from . import vendor_formats as vf
+
+    calls = []
+
+    async def loading_then_ok(request, rs):
+        calls.append(1)
+        if len(calls) == 1:
+            await rs.full(503, {"error": {"message": "Loading model"}}, headers={"Retry-After": "2"})
+            return
+        await rs.start()
+        await rs.send(vf.openai_text("ok"))
+        await rs.send("data: [DONE]\n\n")
+        await rs.end()
+
+    server, base = await serve(loading_then_ok)
+    stream = create_completion_stream(ModelConfig(kind="openai/completion", api_endpoint=base, model="m"))
+    try:
+        assert [c async for c in stream.generate(Prompt("x", "x"), CompletionOptions())] == ["ok"]
+    finally:
+        await stream.close()
+    assert sleeps == [2.0]

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import contextlib
 
+import pytest
+
 from engine.backends import create_chat_stream, create_completion_stream, create_embedding
 from engine.config import HttpSettings, ModelConfig
+from engine.errors import BackendError
 from engine.types import ChatMessage, ChatRequest, CompletionOptions, GenerationStats, Prompt
 
 from . import vendor_formats as vf
@@ -175,6 +178,15 @@ async def test_azure_chat_request(serve):
                           "frequency_penalty": 0.2, "seed": 3, "user": "u1", "stream": True}
 
 
+async def test_azure_api_version_can_be_pinned_in_the_endpoint(serve):
+    server, base = await serve(json_handler(vf.openai_embedding_body([3.0])))
+    cfg = ModelConfig(kind="azure/embedding", api_endpoint=base + "/?api-version=2024-06-01", model="emb",
+                      api_key="az")
+    assert await embed(cfg) == [3.0]
+    (req,) = server.requests
+    assert req.path == "/openai/deployments/emb/embeddings" and req.query == "api-version=2024-06-01"
+
+
 async def test_azure_embedding_request(serve):
     server, base = await serve(json_handler(vf.openai_embedding_body([3.0])))
     assert await embed(ModelConfig(kind="azure/embedding", api_endpoint=base, model="emb", api_key="az")) == [3.0]
@@ -273,8 +285,6 @@ async def test_error_json_inside_a_200_stream_is_reported(serve):
     server, base = await serve(handler)
     stream = create_completion_stream(ModelConfig(kind="openai/completion", api_endpoint=base + "/v1", model="m"))
     try:
-        import pytest
-        from engine.errors import BackendError
         with pytest.raises(BackendError, match="context length exceeded"):
             async with contextlib.aclosing(stream.generate(PROMPT, OPTIONS)) as chunks:
                 async for _ in chunks:

@@ -272,6 +272,7 @@ def run_host(binary: str, model: Path, wait: bool) -> tuple[subprocess.Popen, in
 
 
 @pytest.mark.llama_server
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal (prctl) is Linux-only")
 def test_child_dies_with_a_killed_host(llama_server_binary, tiny_model):
     host, child = run_host(llama_server_binary, tiny_model, wait=True)
     try:

@@ -1,0 +1,74 @@
+"""Pure pieces of the server: items and their replace range, status, the CLI commands' argument handling."""
+
+import asyncio
+
+import pytest
+from lsprotocol import types
+
+from engine.api import StatusEvent
+from lsp_server.commands.complete import cli_overrides, language_for, parse_location
+from lsp_server.commands.serve import parse_host_port
+from lsp_server.context import build_context
+from lsp_server.documents import UTF8, UTF16, Document
+from lsp_server.pipeline import Suggestion, single_line
+from lsp_server.server import build_server, to_item
+from lsp_server.status import StatusReporter, status_payload
+
+
+@pytest.mark.parametrize("encoding,start,end", [(UTF16, 5, 9), (UTF8, 5, 11)])
+def test_item_range_covers_replaced_chars_in_client_units(encoding, start, end):
+    doc = Document("file:///a.py", 'f(a, "😀")\n', "python")
+    ctx = build_context(doc, 0, start, encoding)  # cursor after `f(a, `; the line's rest is `"😀")`
+    assert ctx.line_rest == '"😀")'
+    item = to_item(Suggestion('"x")', replace_chars=3), ctx, types.Position(line=0, character=start), encoding, 0)
+    assert item.range.start.character == start and item.range.end.character == end  # `"😀"` replaced
+    assert item.command.arguments[0]["length"] == 4
+
+
+def test_single_line_cut():
+    assert single_line("abc\ndef") == "abc"
+    assert single_line("abc\r\ndef") == "abc"
+    assert single_line("abc") == "abc"
+
+
+def test_status_reporter_sends_changes_once():
+    sent = []
+    reporter = StatusReporter(lambda method, params: sent.append((method, params)))
+    reporter.publish(StatusEvent("ready", "Infill is ready"))
+    reporter.publish(StatusEvent("ready", "Infill is ready"))
+    reporter.disabled_once("x", "off for .env", "why")
+    reporter.disabled_once("x", "off for .env", "why")
+    assert [p["kind"] for _, p in sent] == ["ready", "disabled"]
+    assert sent[1] == ("infill/didChangeStatus", {"kind": "disabled", "message": "off for .env", "detail": "why"})
+    assert status_payload(StatusEvent("busy", "m")) == {"kind": "busy", "message": "m"}
+
+
+def test_cli_argument_parsing(tmp_path):
+    assert parse_location("a/b.py:3:7") == (tmp_path.__class__("a/b.py"), 3, 7)
+    assert parse_location("C:/x/y.py:1:1")[0].as_posix() == "C:/x/y.py"
+    for bad in ("a.py", "a.py:0:1", "a.py:x:1"):
+        with pytest.raises(ValueError):
+            parse_location(bad)
+    assert language_for(tmp_path / "m.rs", None) == "rust"
+    assert language_for(tmp_path / "m.unknown", None) == "plaintext"
+    assert language_for(tmp_path / "m.rs", "go") == "go"
+    assert parse_host_port("127.0.0.1:2087") == ("127.0.0.1", 2087)
+    with pytest.raises(ValueError):
+        parse_host_port("localhost")
+
+
+def test_cli_overrides():
+    class Args:
+        kind, model, endpoint, max_tokens, multiline = "llama.cpp/infill", None, "http://h:1", 5, None
+    assert cli_overrides(Args) == {"completion": {"kind": "llama.cpp/infill", "api_endpoint": "http://h:1"},
+                                   "max_tokens": 5}
+
+
+def test_server_registers_its_features():
+    server = build_server()
+    features = server.protocol.fm.features
+    for method in (types.TEXT_DOCUMENT_INLINE_COMPLETION, types.TEXT_DOCUMENT_DID_CHANGE,
+                   types.WORKSPACE_DID_CHANGE_CONFIGURATION, "textDocument/didShowCompletion",
+                   "textDocument/didPartiallyAcceptCompletion", "infill/stats"):
+        assert method in features, method
+    assert "infill.accept" in server.protocol.fm.commands
