@@ -142,16 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     binary = require_llama_server(None)
+    load_before = os.getloadavg()[0]
     rows = []
     with tempfile.TemporaryDirectory(prefix="infill-bench-") as tmp:
         for name in args.models.split(","):
             print(f"benchmarking {name}…", file=sys.stderr, flush=True)
             rows.append(bench_model(name.strip(), binary, Path(tmp), args.runs, args.n_predict))
     print(_table(rows))
+    print(f"(1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on "
+          f"{os.cpu_count()} CPUs: other work on the machine slows every figure)")
     result = {
         "benchmark": "local_backend", "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "llama_server": binary_version(binary), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "python": platform.python_version(), "runs": args.runs, "n_predict": args.n_predict,
+        "load_average_1min": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
         "note": "medians; prompt cache off; parallel=1, ctx 4096; the machine may be shared, so figures are noisy",
         "rows": rows,
     }

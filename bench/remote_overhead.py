@@ -123,8 +123,10 @@ async def measure(base_url: str, repeats: int, n_values: tuple[int, ...]) -> dic
             for route in ROUTES:  # warm-up: connections open, prompt cached in the slot
                 await calls[route]()
             print(f"  n_predict={n}: {repeats} rounds of {len(ROUTES)} routes", file=sys.stderr, flush=True)
-            for _ in range(repeats):
-                for route in ROUTES:
+            for i in range(repeats):
+                # Alternate which of a pair goes first, so neither always finds the server's cache warmer.
+                order = ROUTES if i % 2 == 0 else (ROUTES[1], ROUTES[0], ROUTES[3], ROUTES[2])
+                for route in order:
                     started = time.perf_counter()
                     tokens[n][route] = await calls[route]()
                     times[n][route].append((time.perf_counter() - started) * 1000)
@@ -237,7 +239,9 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in filter(None, args.models.split(",")):
             model = find_model(name, Path(tmp))
-            supervisor = LlamaServerSupervisor(binary, model, LocalServerSettings(parallel=1, ctx_size=2048))
+            # Two slots: the /completion and /v1/completions prompts differ (suffix), and llama-server gives each
+            # prompt the slot whose cache matches it best, so neither route evicts the other's cached prompt.
+            supervisor = LlamaServerSupervisor(binary, model, LocalServerSettings(parallel=2, ctx_size=4096))
             try:
                 base_url = await supervisor.start()
                 raw = await measure(base_url, args.repeats, n_values)

@@ -504,7 +504,7 @@ def default_files() -> list[Path]:
 
 
 def model_settings(args: argparse.Namespace) -> dict[str, Any]:
-    completion: dict[str, Any] = {"kind": "local", "local": {"extraArgs": ["--metrics"]}}
+    completion: dict[str, Any] = {"kind": "local", "local": {"extraArgs": ["--metrics", *args.server_arg]}}
     if args.model:
         completion["model"] = args.model
     if args.binary:
@@ -557,6 +557,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--binary", help="llama-server binary (default: Infill's discovery)")
     parser.add_argument("--smoke", action="store_true",
                         help=f"tiny test model, one file, {SMOKE_KEYSTROKES} keystrokes: checks that the replay runs")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
+                        help="extra llama-server argument for both variants, e.g. --server-arg=--swa-full "
+                             "(repeatable)")
     parser.add_argument("--client-cancel", action="store_true",
                         help="also send $/cancelRequest for the previous request (default: rely on the server)")
     parser.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the model to load")
@@ -595,7 +598,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "config": {"files": [str(p) for p in files], "cps": args.cps, "line_pause": args.line_pause,
                    "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
                    "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
-                   "client_cancel": bool(args.client_cancel)},
+                   "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg)},
         "summary": summaries,
         "ratios": ratio,
         "variants": raw,

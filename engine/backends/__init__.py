@@ -228,7 +228,10 @@ def _limiter(cfg: ModelConfig, endpoint: str, model: str | None):
 
 def _build(cfg: ModelConfig, role: Role, section: str | None):
     spec, settings = resolve(cfg, role, section)
-    client = http.acquire_client(settings["endpoint"], settings["http"])
+    try:
+        client = http.acquire_client(settings["endpoint"], settings["http"])
+    except ConfigError as exc:  # e.g. http.ca_bundle: name it under this section
+        raise ConfigError(f"{section or role}.{exc.key}", str(exc)[len(exc.key) + 2:]) from None
     try:
         backend = spec.build(Resolved(client=client, **settings))
     except BaseException:

@@ -147,7 +147,11 @@ _POOL: dict[tuple, _Pooled] = {}
 
 def acquire_client(endpoint: str, settings: HttpSettings) -> httpx.AsyncClient:
     """The shared client for `endpoint` with these settings; pair every call with `release_client`."""
-    key = (_origin(endpoint), _settings_key(settings))
+    try:  # connections belong to one event loop: never share a client across loops
+        loop_id = id(asyncio.get_running_loop())
+    except RuntimeError:
+        loop_id = None
+    key = (_origin(endpoint), _settings_key(settings), loop_id)
     pooled = _POOL.get(key)
     if pooled is None or pooled.client.is_closed:
         pooled = _POOL[key] = _Pooled(build_client(endpoint, settings), 0)
@@ -282,7 +286,7 @@ async def with_retries(attempt: Callable[[], AsyncIterator[T]], vendor: str,
                 raise BackendError(vendor, f"the server asks to retry after {delay:g} s, longer than "
                                            f"{MAX_RETRY_AFTER:g} s", failure.error.status, failure.error.body) from None
             tries += 1
-            log.info("%s: %s; retry %d/%d in %.2f s", vendor, failure.error, tries, settings.max_retries, delay)
+            log.info("%s; retry %d/%d in %.2f s", redact(str(failure.error)), tries, settings.max_retries, delay)
         finally:
             await agen.aclose()
         await sleep(delay)

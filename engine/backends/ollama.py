@@ -16,7 +16,7 @@ from ..errors import BackendError
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
 from . import http
 from .chat_normalize import ChatNormalizer
-from .openai import _HttpBackend
+from .openai import HttpBackend
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:11434"
 
@@ -40,7 +40,7 @@ def _options(options: CompletionOptions) -> dict[str, Any]:
     return out
 
 
-class OllamaCompletion(_HttpBackend):
+class OllamaCompletion(HttpBackend):
     def __init__(self, endpoint: str = DEFAULT_ENDPOINT, *, model: str, fim: bool = True,
                  http_settings: HttpSettings = HttpSettings(), api_key: str | None = None,
                  client: httpx.AsyncClient | None = None):
@@ -82,7 +82,7 @@ def _fill_stats(stats: GenerationStats | None, chunk: dict) -> None:
     stats.timings = {k: v for k, v in chunk.items() if k.endswith("_duration")}
 
 
-class OllamaChat(_HttpBackend):
+class OllamaChat(HttpBackend):
     def __init__(self, endpoint: str = DEFAULT_ENDPOINT, *, model: str, supported_models: tuple[str, ...] = (),
                  http_settings: HttpSettings = HttpSettings(), api_key: str | None = None,
                  client: httpx.AsyncClient | None = None):
@@ -103,7 +103,7 @@ class OllamaChat(_HttpBackend):
                     yield ChatChunk(text, finish)
 
 
-class OllamaEmbedding(_HttpBackend):
+class OllamaEmbedding(HttpBackend):
     def __init__(self, endpoint: str = DEFAULT_ENDPOINT, *, model: str, http_settings: HttpSettings = HttpSettings(),
                  api_key: str | None = None, client: httpx.AsyncClient | None = None):
         super().__init__("ollama", endpoint, http_settings, api_key, client)

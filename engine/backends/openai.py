@@ -21,7 +21,7 @@ from .chat_normalize import ChatNormalizer
 MAX_SERVER_STOP_WORDS = 4
 
 
-class _HttpBackend:
+class HttpBackend:
     """Holds the (shared) client: borrowed when passed in, taken from the pool and given back otherwise."""
 
     def __init__(self, vendor: str, endpoint: str, http_settings: HttpSettings, api_key: str | None,
@@ -105,7 +105,7 @@ def choice_text(choice: dict, vendor: str, *, delta: bool) -> str:
     return value
 
 
-class OpenAICompletion(_HttpBackend):
+class OpenAICompletion(HttpBackend):
     """`POST {endpoint}/completions`, streamed. With `fim=True` the prefix goes in `prompt` and the suffix in `suffix`
     (the server applies the model's FIM tokens); with `fim=False` the templated `prompt.text` is sent alone."""
 
@@ -163,7 +163,7 @@ class OpenAICompletion(_HttpBackend):
 # Chat
 
 
-class OpenAIChat(_HttpBackend):
+class OpenAIChat(HttpBackend):
     """`POST {url}` with an OpenAI chat body, normalised for the vendor, streamed as `ChatChunk`s."""
 
     def __init__(self, endpoint: str, *, normalizer: ChatNormalizer, vendor: str = "openai",
@@ -206,7 +206,7 @@ def first_embedding(response: dict, vendor: str) -> list[float]:
     return [float(x) for x in vector]
 
 
-class OpenAIEmbedding(_HttpBackend):
+class OpenAIEmbedding(HttpBackend):
     """`POST {url}` with `{"model", "input"}`; `extra` holds vendor fields (Voyage's `input_type`)."""
 
     def __init__(self, endpoint: str, *, model: str | None, vendor: str = "openai",

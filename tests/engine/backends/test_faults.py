@@ -20,7 +20,7 @@ from engine.types import ChatMessage, ChatRequest, CompletionOptions, Generation
 from . import vendor_formats as vf
 
 SETTINGS = HttpSettings(connect_timeout=2.0, read_timeout=2.0, max_retries=2)
-STALL_SETTINGS = HttpSettings(connect_timeout=2.0, read_timeout=0.2, max_retries=2)
+STALL_SETTINGS = HttpSettings(connect_timeout=2.0, read_timeout=0.4, max_retries=2)
 VECTOR = [0.25, -0.5, 1.0]
 
 
@@ -236,7 +236,7 @@ async def test_stall_past_the_read_timeout(case, serve, sleeps):
     got, error = await collect(case, base, http=STALL_SETTINGS)
     assert got == ["Hel"]
     assert isinstance(error, BackendError) and "read_timeout" in str(error)
-    assert "0.2 s" in str(error)
+    assert "0.4 s" in str(error)
     assert len(server.requests) == 1
 
 

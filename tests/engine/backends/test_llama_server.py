@@ -9,7 +9,6 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
-import httpx
 import pytest
 
 from engine.backends import create_chat_stream, create_completion_stream, create_embedding

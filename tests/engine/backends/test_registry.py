@@ -154,3 +154,12 @@ def test_the_engine_can_call_the_factory_with_one_argument():
 
     params = list(inspect.signature(backends.create_completion_stream).parameters.values())
     assert params[0].name == "cfg" and all(p.default is not inspect.Parameter.empty for p in params[1:])
+
+
+def test_a_bad_ca_bundle_is_named_under_its_section(tmp_path):
+    from engine.config import HttpSettings
+
+    with pytest.raises(ConfigError) as info:
+        create_embedding(ModelConfig(kind="openai/embedding", api_endpoint="https://h.example/v1", model="m",
+                                     http=HttpSettings(ca_bundle=str(tmp_path / "corp.pem"))))
+    assert info.value.key == "embedding.http.ca_bundle" and "corp.pem" in str(info.value)
