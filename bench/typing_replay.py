@@ -265,7 +265,7 @@ def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | Non
 
 
 class ReplayClient:
-    """A minimal editor: pygls's LanguageClient talking to `python -m bench.replay_server` over stdio."""
+    """A minimal editor: pygls's LanguageClient talking to `python -m bench.typing_replay_server` over stdio."""
 
     def __init__(self, init_options: dict[str, Any]):
         from pygls.lsp.client import LanguageClient
@@ -303,7 +303,7 @@ class ReplayClient:
     async def start(self) -> None:
         from lsprotocol import types
 
-        await self.client.start_io(sys.executable, "-m", "bench.replay_server", cwd=str(REPO_ROOT))
+        await self.client.start_io(sys.executable, "-m", "bench.typing_replay_server", cwd=str(REPO_ROOT))
         capabilities = types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
             window=types.WindowClientCapabilities(work_done_progress=True),
@@ -315,7 +315,7 @@ class ReplayClient:
         self.client.initialized(types.InitializedParams())
 
     async def stats(self) -> dict[str, Any] | None:
-        from .replay_server import STATS_METHOD
+        from .typing_replay_server import STATS_METHOD
 
         result = await self.client.protocol.send_request_async(STATS_METHOD, {})
         return _plain(result)

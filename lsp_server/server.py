@@ -132,6 +132,17 @@ class InfillServer(LanguageServer):
             self.update_settings("workspace", value)
 
 
+def purge_finished_futures(ls: LanguageServer) -> None:
+    """Work around a pygls 2.1 leak: each notification handled by a built-in generator handler (didOpen, didChange,
+    didClose, …) leaves its finished Future in `protocol._request_futures` forever (~2 KB per keystroke).
+    Dropping the finished ones keeps the server's memory flat; in-flight requests are untouched."""
+    futures = getattr(ls.protocol, "_request_futures", None)
+    if not futures:
+        return
+    for key in [key for key, future in futures.items() if future.done()]:
+        del futures[key]
+
+
 def _plain(value: Any) -> Any:
     """Params of custom or untyped fields may arrive as attrs objects or namedtuples; settings want dicts."""
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -196,11 +207,13 @@ def build_server() -> InfillServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_open(ls: InfillServer, params: types.DidOpenTextDocumentParams) -> None:
+        purge_finished_futures(ls)
         doc = params.text_document
         ls.documents.open(doc.uri, doc.text, doc.language_id, doc.version)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: InfillServer, params: types.DidChangeTextDocumentParams) -> None:
+        purge_finished_futures(ls)
         doc = ls.documents.get(params.text_document.uri)
         if doc is None:
             return
@@ -215,6 +228,7 @@ def build_server() -> InfillServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
+        purge_finished_futures(ls)
         uri = params.text_document.uri
         ls.documents.close(uri)
         ls.sessions.forget(uri)
@@ -246,6 +260,7 @@ def build_server() -> InfillServer:
                 "model_calls": service.model_calls if service else 0,
                 "cache_entries": len(service.cache) if service else 0,
                 "documents": len(ls.documents),
+                "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
 
     @server.feature(types.SHUTDOWN)

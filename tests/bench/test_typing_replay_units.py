@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.replay_server import parse_prometheus
+from bench.typing_replay_server import parse_prometheus
 from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, first_line_matches,
                                  plan_keystrokes, position_of, ratios, suggestion_after_cursor, summarise)
 

@@ -157,3 +157,14 @@ async def test_acceptance_command_and_notifications(client: LanguageClient):
 async def test_request_for_unopened_document_is_answered(client: LanguageClient):
     result = await complete(client, "file:///never/opened.py", 0, 0)
     assert not result.items
+
+
+async def test_notifications_do_not_accumulate_state(client: LanguageClient):
+    for n in range(20):
+        uri = open_doc(client, "x = 1\n")
+        edit(client, uri, 2, 1, 0, "y")
+        client.text_document_did_close(types.DidCloseTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=uri)))
+    stats = await client.protocol.send_request_async("infill/stats", {})
+    get = (lambda k: stats[k]) if isinstance(stats, dict) else (lambda k: getattr(stats, k))
+    assert get("protocol_futures") <= 3  # pygls 2.1 would keep one per notification
