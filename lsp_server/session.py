@@ -20,6 +20,12 @@ T = TypeVar("T")
 PAUSE_MS = 2000.0
 
 
+def _cancel_requested() -> bool:
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)  # Python ≥ 3.11
+    return bool(cancelling and cancelling())
+
+
 class Superseded(Exception):
     """Raised to the older request's handler when a newer request for the same document replaced it."""
 
@@ -98,7 +104,11 @@ class Sessions:
         ticket.task = asyncio.ensure_future(body())
         state.active = ticket
         try:
-            return await ticket.task
+            result = await ticket.task
+            if _cancel_requested():
+                # The work finished in the same moment as $/cancelRequest arrived: honour the cancellation.
+                raise asyncio.CancelledError()
+            return result
         except asyncio.CancelledError:
             if ticket.superseded:
                 raise Superseded() from None

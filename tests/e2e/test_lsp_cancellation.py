@@ -73,49 +73,80 @@ async def _decoded_until_idle(base_url: str, slot_id: int) -> int:
     raise AssertionError(f"slot {slot_id} kept generating")
 
 
-#: With the tiny model at temperature 0 this line's completion runs for several hundred tokens before a stop word.
-LONG_TEXT = "def job_2(x):\n    y = \n"
+#: With the tiny model at temperature 0 these lines' completions run for hundreds of tokens before a stop word
+#: (how many depends a little on llama-server's cache state, so the longest one is measured and used).
+CANDIDATES = ("def job_2(x):\n    y = \n", "def job_4(x):\n    y = \n", "def job_11(x):\n    y = \n")
 
 
-async def _uncancelled_tokens(client: LanguageClient, base_url: str) -> int:
-    """How many tokens the generation at 1:8 of LONG_TEXT makes when nothing stops it (the reference)."""
-    uri = open_doc(client, LONG_TEXT)
+async def _reference(client: LanguageClient, base_url: str, text: str) -> int:
+    """How many tokens the generation at 1:8 of `text` makes when nothing stops it."""
+    uri = open_doc(client, text)
     pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(base_url)
+    slot = await _wait_generating(base_url, min_decoded=1)
     full = await _decoded_until_idle(base_url, slot)
     assert (await pending).items
-    assert full >= 200, f"the reference generation is too short ({full} tokens) to observe a cancellation"
     return full
 
 
-async def test_newer_request_supersedes_older(client: LanguageClient, llama_server: str):
-    full = await _uncancelled_tokens(client, llama_server)
-    uri = open_doc(client, LONG_TEXT)
+async def _long_generation(client: LanguageClient, base_url: str) -> tuple[str, int]:
+    """The candidate text with the longest uncancelled generation, and its length in tokens."""
+    lengths = {text: await _reference(client, base_url, text) for text in CANDIDATES}
+    text = max(lengths, key=lengths.get)
+    assert lengths[text] >= 150, f"the reference generations are too short to observe a cancellation: {lengths}"
+    return text, lengths[text]
+
+
+#: On a loaded 2-core machine the server can be starved long enough for a whole generation to finish before the
+#: cancellation is read; such a round proves nothing either way and is tried again with a fresh document.
+ATTEMPTS = 3
+
+
+async def _supersede_once(client: LanguageClient, llama_server: str, text: str, full: int) -> bool:
+    uri = open_doc(client, text)
     cached_first = await complete(client, uri, 0, 4)  # fills the cache for this position
     assert cached_first.items
-    # the same long generation, in another document (so not from the cache) …
+    # the long generation, in a new document (so not from the cache) …
     older = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(llama_server)
+    slot = await _wait_generating(llama_server, min_decoded=5)
     # … is superseded by a newer request for the same document (answered from the cache at once)
     newer = await complete(client, uri, 0, 4)
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
     old_result = await older
-    assert isinstance(old_result, types.InlineCompletionList) and not old_result.items
+    decoded = await _decoded_until_idle(llama_server, slot)
+    assert isinstance(old_result, types.InlineCompletionList)  # answered, never dropped
+    if old_result.items:
+        return False  # it had finished before the newer request was read
     # the model stream was closed: the slot stopped well before the natural end of this generation
-    assert await _decoded_until_idle(llama_server, slot) < full * 0.9
+    assert decoded < full * 0.9
+    return True
+
+
+async def test_newer_request_supersedes_older(client: LanguageClient, llama_server: str):
+    text, full = await _long_generation(client, llama_server)
+    assert any([await _supersede_once(client, llama_server, text, full) for _ in range(ATTEMPTS)])
+
+
+async def _cancel_once(client: LanguageClient, llama_server: str, text: str, full: int, n: int) -> bool:
+    uri = open_doc(client, text)
+    msg_id = f"infill-cancel-test-{n}"
+    future = asyncio.ensure_future(client.protocol.send_request_async(
+        types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 8), msg_id=msg_id))
+    slot = await _wait_generating(llama_server, min_decoded=5)
+    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    try:
+        result = await future
+    except JsonRpcException as exc:
+        assert exc.code == -32800  # RequestCancelled: answered, not dropped
+        assert await _decoded_until_idle(llama_server, slot) < full * 0.9
+        return True
+    assert isinstance(result, types.InlineCompletionList)  # finished before the cancellation was read
+    await _decoded_until_idle(llama_server, slot)
+    return False
 
 
 async def test_cancel_request_is_honoured(client: LanguageClient, llama_server: str):
-    full = await _uncancelled_tokens(client, llama_server)
-    uri = open_doc(client, LONG_TEXT)
-    future = asyncio.ensure_future(client.protocol.send_request_async(
-        types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 8), msg_id="infill-cancel-test"))
-    slot = await _wait_generating(llama_server)
-    client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="infill-cancel-test"))
-    with pytest.raises(JsonRpcException) as info:
-        await future
-    assert info.value.code == -32800  # RequestCancelled: answered, not dropped
-    assert await _decoded_until_idle(llama_server, slot) < full * 0.9
+    text, full = await _long_generation(client, llama_server)
+    assert any([await _cancel_once(client, llama_server, text, full, n) for n in range(ATTEMPTS)])
     # the server keeps working afterwards
     uri2 = open_doc(client, "x = 1\n")
     assert isinstance(await complete(client, uri2, 1, 0), types.InlineCompletionList)

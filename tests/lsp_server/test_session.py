@@ -102,3 +102,25 @@ def test_fixed_and_adaptive_from_recorded_history():
     assert sessions.debounce_ms("u", "adaptive", 150, 25, 600) == pytest.approx(150)
     sessions.record_latency(40)
     assert sessions.debounce_ms("u", "adaptive", 150, 25, 600) == pytest.approx(40)
+
+
+async def test_cancellation_wins_over_work_that_swallows_it():
+    """A cancelled request is reported as cancelled even if the work ignores the cancellation and returns."""
+    import sys
+    if sys.version_info < (3, 11):
+        pytest.skip("Task.cancelling() needs Python 3.11")
+    sessions = Sessions()
+    started = asyncio.Event()
+
+    async def stubborn():
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            return "partial"
+
+    outer = asyncio.create_task(sessions.run("u", stubborn))
+    await started.wait()
+    outer.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await outer
