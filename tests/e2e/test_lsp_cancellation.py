@@ -48,14 +48,16 @@ def _deadline(seconds: float) -> float:
     return asyncio.get_running_loop().time() + seconds
 
 
-async def _wait_generating(base_url: str, min_decoded: int = 20) -> int:
-    """Id of the slot that is generating, once it has produced a few tokens."""
+async def _wait_generating(base_url: str, min_decoded: int = 20, pending: asyncio.Future | None = None) -> int | None:
+    """Id of the slot that is generating, once it has produced a few tokens; None if `pending` finished first."""
     end = _deadline(30)
     while asyncio.get_running_loop().time() < end:
         for slot in await _slots(base_url):
             decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
             if slot.get("is_processing") and decoded >= min_decoded:
                 return slot["id"]
+        if pending is not None and pending.done():
+            return None
         await asyncio.sleep(0.005)
     raise AssertionError("llama-server never started generating")
 
@@ -82,8 +84,8 @@ async def _reference(client: LanguageClient, base_url: str, text: str) -> int:
     """How many tokens the generation at 1:8 of `text` makes when nothing stops it."""
     uri = open_doc(client, text)
     pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(base_url, min_decoded=1)
-    full = await _decoded_until_idle(base_url, slot)
+    slot = await _wait_generating(base_url, min_decoded=1, pending=pending)
+    full = await _decoded_until_idle(base_url, slot) if slot is not None else 0
     assert (await pending).items
     return full
 
@@ -107,7 +109,10 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     assert cached_first.items
     # the long generation, in a new document (so not from the cache) …
     older = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(llama_server, min_decoded=5)
+    slot = await _wait_generating(llama_server, min_decoded=5, pending=older)
+    if slot is None:
+        await older
+        return False
     # … is superseded by a newer request for the same document (answered from the cache at once)
     newer = await complete(client, uri, 0, 4)
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
@@ -131,7 +136,10 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
     msg_id = f"infill-cancel-test-{n}"
     future = asyncio.ensure_future(client.protocol.send_request_async(
         types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 8), msg_id=msg_id))
-    slot = await _wait_generating(llama_server, min_decoded=5)
+    slot = await _wait_generating(llama_server, min_decoded=5, pending=future)
+    if slot is None:
+        await future
+        return False
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
     try:
         result = await future
