@@ -174,6 +174,9 @@ class LocalServerSettings:
     flash_attention: bool = False
     chat_template: str | None = None
     embedding: bool = False
+    #: Keep a full-size cache for sliding-window-attention models (Gemma 3). Without it llama-server cannot reuse
+    #: the cached prompt after a request was cancelled during its prefill, which is what typing does all the time.
+    swa_full: bool = True
     start_timeout: float = 120.0
     extra_args: tuple[str, ...] = ()
 

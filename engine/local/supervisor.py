@@ -53,6 +53,8 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
         args += ["-ngl", str(settings.gpu_layers)]
     if settings.flash_attention:
         args += ["--flash-attn", "on"]
+    if settings.swa_full:
+        args.append("--swa-full")
     if settings.embedding:
         args.append("--embedding")
         if "--pooling" not in settings.extra_args:

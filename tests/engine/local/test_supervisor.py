@@ -65,6 +65,8 @@ def test_server_args_from_settings():
     minimal = " ".join(server_args("b", "m", 1, LocalServerSettings()))
     for absent in ("--threads", "-ngl", "--flash-attn", "--embedding", "--chat-template"):
         assert absent not in minimal
+    assert "--swa-full" in minimal  # prompt-cache reuse for sliding-window models is on by default
+    assert "--swa-full" not in server_args("b", "m", 1, LocalServerSettings(swa_full=False))
 
 
 def test_chat_template_file_is_passed_as_a_file(tmp_path):
