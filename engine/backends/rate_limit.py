@@ -70,6 +70,18 @@ def limiter_for(kind: str, endpoint: str, model: str | None, rpm: int) -> RateLi
 Release = Callable[[], Awaitable[None]]
 
 
+async def _limited(limiter: RateLimiter | None, open_stream: Callable[[], AsyncIterator]) -> AsyncIterator:
+    """Wait for the bucket, then pass the inner stream through, closing it when the consumer stops early."""
+    if limiter is not None:
+        await limiter.acquire()
+    agen = open_stream()
+    try:
+        async for chunk in agen:
+            yield chunk
+    finally:
+        await agen.aclose()
+
+
 class LimitedCompletion:
     """A completion stream that waits for its bucket before each request, and returns shared resources on close."""
 
@@ -79,16 +91,9 @@ class LimitedCompletion:
         self._limiter = limiter
         self._release = release
 
-    async def generate(self, prompt: Prompt, options: CompletionOptions,
-                       stats: GenerationStats | None = None) -> AsyncIterator[str]:
-        if self._limiter is not None:
-            await self._limiter.acquire()
-        agen = self.inner.generate(prompt, options, stats)
-        try:
-            async for chunk in agen:
-                yield chunk
-        finally:
-            await agen.aclose()
+    def generate(self, prompt: Prompt, options: CompletionOptions,
+                 stats: GenerationStats | None = None) -> AsyncIterator[str]:
+        return _limited(self._limiter, lambda: self.inner.generate(prompt, options, stats))
 
     async def close(self) -> None:
         await _close(self.inner, self._release)
@@ -101,15 +106,8 @@ class LimitedChat:
         self._limiter = limiter
         self._release = release
 
-    async def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
-        if self._limiter is not None:
-            await self._limiter.acquire()
-        agen = self.inner.chat(request)
-        try:
-            async for chunk in agen:
-                yield chunk
-        finally:
-            await agen.aclose()
+    def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+        return _limited(self._limiter, lambda: self.inner.chat(request))
 
     async def close(self) -> None:
         await _close(self.inner, self._release)
