@@ -174,6 +174,10 @@ def _end_cut(text: str, k: int, step: int) -> int:
 async def _fits_whole(text: str, budget: int, count_tokens: CountTokens | None) -> bool:
     if count_tokens is None:
         return len(text) <= budget
+    # Every token covers at least one byte, so a text of at most `budget` bytes fits without asking the tokenizer
+    # (an HTTP round trip to llama-server on every keystroke otherwise).
+    if len(text) <= budget and len(text.encode("utf-8")) <= budget:
+        return True
     # A text of more than MAX_CHARS_PER_TOKEN characters per budget token is taken not to fit: no tokenizer call.
     return len(text) <= budget * MAX_CHARS_PER_TOKEN and await count_tokens(text) <= budget
 
