@@ -159,6 +159,7 @@ def fill_stats(stats: GenerationStats | None, event: dict) -> None:
     """Copy the last event's token counts and timings into `stats`."""
     if stats is None:
         return
+    note_progress(stats, event)
     timings = event.get("timings")
     if isinstance(timings, dict):
         stats.timings = dict(timings)
@@ -171,10 +172,18 @@ def fill_stats(stats: GenerationStats | None, event: dict) -> None:
             stats.prompt_tokens = timings["prompt_n"] + (cached if isinstance(cached, int) else 0)
     if isinstance(event.get("tokens_evaluated"), int):
         stats.prompt_tokens = event["tokens_evaluated"]
-    if stats.generated_tokens is None and isinstance(event.get("tokens_predicted"), int):
-        stats.generated_tokens = event["tokens_predicted"]
     if event.get("stop_type") == "limit" or (event.get("stop_type") is None and event.get("stopped_limit")):
         stats.hit_token_limit = True
+
+
+def note_progress(stats: GenerationStats | None, event: dict) -> None:
+    """Token counts so far, from every event: a consumer that stops at a stop word never sees the last event."""
+    if stats is None:
+        return
+    if isinstance(event.get("tokens_predicted"), int):
+        stats.generated_tokens = event["tokens_predicted"]
+    if isinstance(event.get("tokens_evaluated"), int):
+        stats.prompt_tokens = event["tokens_evaluated"]
 
 
 def event_text(event: dict, path: str) -> str:
@@ -206,11 +215,14 @@ class LlamaCppCompletion(_LlamaCppHttp):
         events = self._stream_events(path, completion_body(prompt, options, self.use_infill), done_key="stop")
         async with contextlib.aclosing(events):
             async for event in events:
+                if event.get("stop") is True:
+                    fill_stats(stats, event)
+                else:
+                    note_progress(stats, event)
                 text = event_text(event, path)
                 if text:
                     yield text
                 if event.get("stop") is True:
-                    fill_stats(stats, event)
                     return
 
 

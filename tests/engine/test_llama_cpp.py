@@ -383,3 +383,22 @@ async def idle_slots(base_url: str, attempts: int = 200) -> list[dict]:
 def released_token_counts(lines: list[str]) -> list[int]:
     """`n_tokens` of "stop processing: n_tokens = N" lines: prompt + generated tokens of each released task."""
     return [int(m.group(1)) for line in lines if (m := re.search(r"stop processing: n_tokens = (\d+)", line))]
+
+
+@pytest.mark.llama_server
+async def test_token_counts_known_when_the_consumer_stops_early(llama_server):
+    """A consumer that stops at a stop word never sees the last event; the counts so far must still be there."""
+    stream = LlamaCppCompletion(llama_server, use_infill=True)
+    stats = GenerationStats()
+    received = 0
+    try:
+        async with contextlib.aclosing(stream.generate(PROMPT, OPTIONS, stats)) as chunks:
+            async for _ in chunks:
+                received += 1
+                if received == 3:
+                    break
+    finally:
+        await stream.close()
+    assert 3 <= stats.generated_tokens < OPTIONS.max_decoding_tokens
+    assert stats.prompt_tokens and stats.prompt_tokens > 0
+    assert not stats.timings  # the final event (with timings) was never read
