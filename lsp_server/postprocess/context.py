@@ -24,7 +24,10 @@ class PostprocessContext:
     language: str  # LSP languageId
     indent_unit: str = "    "  # from FormattingOptions (tabSize/insertSpaces) or configuration
     multiline: bool = True  # False: the item must fit on the current line
-    min_chars: int = 4  # items with fewer non-blank characters are dropped (Tabby's minCompletionChars)
+    # Items with fewer non-blank characters are dropped. Tabby uses 4 (minCompletionChars), but short completions
+    # are often exactly right (`0` after `total = `, a closing `}`): measured on SantaCoder Java, 4 dropped the
+    # right answer of 4 tasks in 9. So by default only blank items are dropped.
+    min_chars: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.indent_unit, str) or not (

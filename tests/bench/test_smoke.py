@@ -41,15 +41,15 @@ def test_quality_smoke_records_every_task_in_three_variants(quality_report: dict
             generation = task[variant]
             assert generation["stop_reason"] in ("stop_word", "token_limit", "end_of_stream")
             assert generation["latency_ms"] > 0
-            # A stream closed at a stop word ends before llama-server's last event, which carries the counts:
-            # the benchmark then re-tokenizes the text.
+            # The backend counts tokens from every streamed event, so a stream closed at a stop word (before
+            # llama-server's last event) still reports them; the benchmark re-tokenizes only when it does not.
             if generation["stop_reason"] != "stop_word":
                 assert generation["generated_tokens_source"] == "timings"
                 assert 0 < generation["generated_tokens"] <= 24
                 assert generation["prompt_tokens"] > 0
             elif generation["model_text"]:
-                assert generation["generated_tokens_source"] == "tokenize"
-                assert generation["generated_tokens"] > 0
+                assert generation["generated_tokens_source"] in ("timings", "tokenize")
+                assert 0 < generation["generated_tokens"] <= 24
         # Same prompt, greedy decoding: our stop rules only cut what the model says without them.
         assert task["raw"]["model_text"].startswith(task["ours"]["model_text"])
         assert task["raw"]["stop_reason"] != "stop_word"
