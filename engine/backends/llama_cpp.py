@@ -348,6 +348,11 @@ class LlamaCppTokenizer(_LlamaCppHttp):
         return len(await self.tokenize(text))
 
 
+def _unretried(error: BaseException) -> BaseException:
+    """One-off calls are not retried: unwrap the Retryable marker to the error it carries."""
+    return error.error if isinstance(error, http_util.Retryable) else error
+
+
 async def fetch_props(endpoint: str, *, client: httpx.AsyncClient | None = None,
                       http: HttpSettings = HttpSettings(), api_key: str | None = None) -> dict:
     """`GET /props`: slots, context size per slot, chat template, model path."""
@@ -358,8 +363,7 @@ async def fetch_props(endpoint: str, *, client: httpx.AsyncClient | None = None,
         await _check_status(response, "/props")
         reply = _decode_json(response.content, response.status_code, "/props")
     except httpx.HTTPError as exc:
-        error = http_util.transport_error(VENDOR, exc, http)
-        raise (error.error if isinstance(error, http_util.Retryable) else error) from None
+        raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
     finally:
         if own:
             await client.aclose()
@@ -379,8 +383,7 @@ async def supports_infill(endpoint: str, *, client: httpx.AsyncClient | None = N
         response = await client.post(http_util.join_url(endpoint, "/infill"), json=body,
                                      headers=http_util.bearer(api_key))
     except httpx.HTTPError as exc:
-        error = http_util.transport_error(VENDOR, exc, http)
-        raise (error.error if isinstance(error, http_util.Retryable) else error) from None
+        raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
     finally:
         if own:
             await client.aclose()
