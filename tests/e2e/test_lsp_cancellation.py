@@ -121,6 +121,10 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     assert isinstance(old_result, types.InlineCompletionList)  # answered, never dropped
     if old_result.items:
         return False  # it had finished before the newer request was read
+    if decoded > full:
+        # more tokens than the whole uncancelled generation: the slot went on to serve another request before we
+        # read it idle, so this round measured nothing about ours
+        return False
     # the model stream was closed: the slot stopped well before the natural end of this generation
     assert decoded < full * 0.9
     return True
