@@ -125,8 +125,9 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
         # more tokens than the whole uncancelled generation: the slot went on to serve another request before we
         # read it idle, so this round measured nothing about ours
         return False
-    # the model stream was closed: the slot stopped well before the natural end of this generation
-    assert decoded < full * 0.9
+    # The generation is deterministic: left alone it decodes exactly `full` tokens. Fewer means our closing of the
+    # model stream stopped llama-server (how much sooner depends on the machine's load; the benchmark measures it).
+    assert decoded < full
     return True
 
 
@@ -149,7 +150,10 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
         result = await future
     except JsonRpcException as exc:
         assert exc.code == -32800  # RequestCancelled: answered, not dropped
-        assert await _decoded_until_idle(llama_server, slot) < full * 0.9
+        decoded = await _decoded_until_idle(llama_server, slot)
+        if decoded > full:  # the slot went on to serve another request: this round measured nothing
+            return False
+        assert decoded < full  # deterministic generation stopped before its natural end (see _supersede_once)
         return True
     assert isinstance(result, types.InlineCompletionList)  # finished before the cancellation was read
     await _decoded_until_idle(llama_server, slot)
