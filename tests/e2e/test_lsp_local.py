@@ -42,12 +42,15 @@ def child_port(pid: int) -> int:
     return int(args[args.index(b"--port") + 1])
 
 
-async def wait_generating(port: int) -> None:
+async def wait_generating(port: int, pending: asyncio.Future | None = None) -> bool:
+    """True once llama-server is generating; False when `pending` was answered first (a missed round)."""
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5.0) as http:
         end = asyncio.get_running_loop().time() + 30  # safety net only
         while asyncio.get_running_loop().time() < end:
             if any(slot.get("is_processing") for slot in (await http.get("/slots")).json()):
-                return
+                return True
+            if pending is not None and pending.done():
+                return False
             await asyncio.sleep(0.005)
     raise AssertionError("llama-server never started generating")
 
@@ -100,7 +103,6 @@ async def test_progress_reported_during_start(client: LanguageClient):
 async def test_backend_crash_mid_request(client: LanguageClient):
     server_pid = client._server.pid
     # "print(" makes the tiny model generate up to the token limit (no stop word), so the crash lands mid-stream.
-    uri = open_doc(client, "print(")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
         settings={"infill": {"max_tokens": 1500}}))
     # On a loaded machine the request can still finish (or the new setting arrive late) before the kill:
@@ -109,8 +111,12 @@ async def test_backend_crash_mid_request(client: LanguageClient):
     for attempt in range(3):
         children = await wait_new_child(server_pid, killed)
         killed.extend(children)
+        uri = open_doc(client, "print(")  # a new document each round, so the cache never answers it
         pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 0, 6)))
-        await wait_generating(child_port(children[0]))
+        if not await wait_generating(child_port(children[0]), pending):
+            await pending  # answered before it could be hit (e.g. the new max_tokens was not applied yet)
+            killed.clear()
+            continue
         os.kill(children[0], signal.SIGKILL)
         try:
             await pending
