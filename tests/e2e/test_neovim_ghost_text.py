@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from .test_neovim_plugin import Nvim, buffer_lines, find_nvim, ghost_text, lua_string, processes_with_env
+from .test_neovim_plugin import Nvim, buffer_lines, find_nvim, ghost_text, lua_string, quit_leaving_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 #: Safety nets for a busy 2-core machine, not speed assertions.
@@ -56,16 +55,7 @@ def nvim(llama_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     try:
         yield editor, workdir
     finally:
-        code = editor.quit()
-        leftovers: list[str] = []
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            leftovers = processes_with_env("XDG_STATE_HOME", str(state))
-            if not leftovers:
-                break
-            time.sleep(0.2)
-        assert code == 0, f"Neovim exited with {code}{editor.output()}"
-        assert not leftovers, f"processes outlived Neovim: {leftovers}"
+        quit_leaving_nothing(editor, state)
 
 
 def test_ghost_text_shown_and_accepted(nvim: tuple[Nvim, Path], llama_server: str) -> None:

@@ -213,17 +213,7 @@ def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
     try:
         yield editor
     finally:
-        code = editor.quit()
-        # Quitting Neovim must stop the server and its llama-server: nothing may outlive the editor.
-        leftovers = []
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            leftovers = processes_with_env("XDG_STATE_HOME", str(state))
-            if not leftovers:
-                break
-            time.sleep(0.2)
-        assert code == 0, f"Neovim exited with {code}{editor.output()}"
-        assert not leftovers, f"processes outlived Neovim: {leftovers}"
+        quit_leaving_nothing(editor, state)
 
 
 def open_file(nvim: Nvim, path: Path, text: str) -> None:
@@ -430,3 +420,18 @@ def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
                             text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lua units ok" in result.stdout + result.stderr
+
+
+def quit_leaving_nothing(editor: "Nvim", state) -> None:
+    """Quit Neovim and check it exited cleanly and stopped the server and its llama-server: nothing may outlive
+    the editor (processes are found by the test's own XDG_STATE_HOME in their environment)."""
+    code = editor.quit()
+    leftovers: list[str] = []
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        leftovers = processes_with_env("XDG_STATE_HOME", str(state))
+        if not leftovers:
+            break
+        time.sleep(0.2)
+    assert code == 0, f"Neovim exited with {code}{editor.output()}"
+    assert not leftovers, f"processes outlived Neovim: {leftovers}"
