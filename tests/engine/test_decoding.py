@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.decoding import StopCondition, ends_with_stop_word, first_stop, stop_trie
@@ -29,6 +29,16 @@ def oracle(words, prefix_tail: str, generated: str) -> tuple[str, int | None]:
     if best is None:
         return generated, None
     return generated[:max(0, best - n)], best
+
+
+def safe_to_show(words, seen: str) -> str:
+    """What a streaming matcher can show once `seen` was generated: the text before the first place where a stop
+    word begins, or where the rest of the text may still become one."""
+    for p in range(len(seen)):
+        rest = seen[p:]
+        if any(rest.startswith(w) or w.startswith(rest) for w in words):
+            return seen[:p]
+    return seen
 
 
 def run_chunks(words, prefix_tail: str, chunks: list[str]) -> tuple[str, StopCondition, list[int]]:
@@ -65,8 +75,42 @@ def test_matches_the_whole_text_oracle_on_any_chunking(words, prefix_tail, gener
     assert all(h <= longest - 1 for h in held[:-1] or [0])
 
 
+two_starts_words_st = st.lists(st.tuples(st.sampled_from(["\n", "<"]), st.text(ALPHABET, max_size=5)).map("".join),
+                               min_size=1, max_size=10)
+
+
+@settings(max_examples=500, deadline=None)
+@given(words=two_starts_words_st, prefix_tail=st.sampled_from(["", "", "a\n", "<"]),
+       generated=st.lists(st.sampled_from(["\n", "<", "a", " ", "|", ">", "b", "\n  "]), max_size=30).map("".join),
+       sizes=st.lists(st.integers(min_value=1, max_value=4), max_size=30))
+@example(words=["\n\n", "\n  \n"], prefix_tail="", generated="a\n\nb", sizes=[2, 1, 1])  # held start completed
+@example(words=["\n  \n"], prefix_tail="", generated="a\n  b", sizes=[2, 2, 1])  # held indentation ended
+@example(words=["<", "<ab"], prefix_tail="", generated="b<ab", sizes=[3, 1])  # a whole word inside a longer start
+@example(words=["<<a"], prefix_tail="", generated="<<<a", sizes=[2, 1, 1])  # a start inside what is held
+def test_fast_paths_for_two_first_characters_match_the_oracle(words, prefix_tail, generated, sizes):
+    """Stop words that all begin with "\n" or "<", like every language's defaults, take the matcher's fast paths
+    (held indentation, a chunk ending in the start of a stop word, a held start ended by the next character)."""
+    cuts = [sum(sizes[:k]) for k in range(1, len(sizes) + 1)]  # small chunks, as tokens are
+    chunks = split(generated, cuts)
+    out, condition, held = run_chunks(words, prefix_tail, chunks)
+    if not prefix_tail:  # and nothing is shown later than it could be: only what may still be a stop word waits
+        streamed = StopCondition(words)
+        shown, seen = "", ""
+        for chunk in chunks:
+            shown, seen = shown + streamed.feed(chunk), seen + chunk
+            assert shown == safe_to_show(words, seen)
+            # and it stops as soon as a whole stop word has arrived (so the engine can close the stream at once)
+            assert streamed.stopped == any(w in seen for w in words)
+    expected, start = oracle(words, prefix_tail, generated)
+    assert out == expected
+    assert condition.stopped == (start is not None)
+    if start is not None:
+        assert (prefix_tail + generated)[start:].startswith(condition.stop_word)
+    assert all(h <= max(map(len, words)) - 1 for h in held[:-1] or [0])
+
+
 @settings(max_examples=200, deadline=None)
-@given(generated=st.text("def clas\n #<|>()", max_size=80), cuts=st.lists(st.integers(0, 100), max_size=20),
+@given(generated=st.text("def clas\n \t#<|>()", max_size=80), cuts=st.lists(st.integers(0, 100), max_size=20),
        prefix_tail=st.sampled_from(["", "\n", "x = 1\n", "def f():\n    "]))
 def test_real_stop_words_match_the_oracle(generated, cuts, prefix_tail):
     out, _, _ = run_chunks(PYTHON, prefix_tail, split(generated, cuts))
