@@ -8,7 +8,7 @@ after each Enter, where a user looks at the suggestion. Enter and the indentatio
 keystroke. The rest of the file stays below the cursor, so the server sees a real suffix.
 
 The same files are replayed twice, each with a fresh server: our pipeline (shipped defaults), and a naive one
-(no debounce, no cache, no typing-through; see NAIVE_SETTINGS). Reported per variant:
+(no debounce, no cache, no typing-through, prompt clipped afresh; see NAIVE_SETTINGS). Reported per variant:
 - keystroke → non-empty suggestion: median and p95 over answers that carried a suggestion;
 - suggestions shown (answer arrived before the next keystroke) per 100 keystrokes, and of those, how often the
   first line equals the text typed next, and how many of its characters the user could accept;
@@ -48,6 +48,7 @@ NAIVE_SETTINGS: dict[str, Any] = {
     "debounce": {"mode": "fixed", "fixedMs": 0},
     "cacheSize": 0,
     "typingThroughMax": 0,
+    "completion": {"stableClip": False},  # the prompt clipped afresh to the exact budget on each keystroke
 }
 VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS}
 
@@ -507,6 +508,8 @@ def model_settings(args: argparse.Namespace) -> dict[str, Any]:
     completion: dict[str, Any] = {"kind": "local", "local": {"extraArgs": ["--metrics", *args.server_arg]}}
     if args.model:
         completion["model"] = args.model
+    if args.max_prefix_tokens is not None:
+        completion["maxPrefixTokens"] = args.max_prefix_tokens
     if args.binary:
         completion["local"]["binary"] = args.binary
     return {"completion": completion}
@@ -555,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where in each file the typed region starts (default 0.3)")
     parser.add_argument("--model", help="GGUF path or model id (default: the embedded Gemma 3 270M)")
     parser.add_argument("--binary", help="llama-server binary (default: Infill's discovery)")
+    parser.add_argument("--max-prefix-tokens", type=int, metavar="N",
+                        help="prompt budget for the text before the cursor, both variants (default: the shipped 1024);"
+                             " a small one makes short files exceed it, so prompt clipping takes part")
     parser.add_argument("--smoke", action="store_true",
                         help=f"tiny test model, one file, {SMOKE_KEYSTROKES} keystrokes: checks that the replay runs")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
@@ -598,7 +604,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "config": {"files": [str(p) for p in files], "cps": args.cps, "line_pause": args.line_pause,
                    "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
                    "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
-                   "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg)},
+                   "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg),
+                   "max_prefix_tokens": args.max_prefix_tokens},
         "summary": summaries,
         "ratios": ratio,
         "variants": raw,

@@ -83,7 +83,7 @@ class Engine:
             self._generation = CodeGeneration(
                 stream, template, languages, count_tokens=count_tokens,
                 max_prefix_tokens=cfg.max_prefix_tokens, max_suffix_tokens=cfg.max_suffix_tokens,
-                extra_stop_words=cfg.additional_stop_words)
+                stable_clip=cfg.stable_clip, extra_stop_words=cfg.additional_stop_words)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # shown to the user; the LSP server keeps running

@@ -35,7 +35,7 @@ class _Run:
 class CodeGeneration:
     def __init__(self, stream: CompletionStream, template: PromptTemplate, languages: LanguageTable, *,
                  count_tokens: CountTokens | None = None, max_prefix_tokens: int = 1024,
-                 max_suffix_tokens: int = 256, extra_stop_words: Iterable[str] = ()):
+                 max_suffix_tokens: int = 256, stable_clip: bool = True, extra_stop_words: Iterable[str] = ()):
         extra = tuple(extra_stop_words)
         if any(w == "" for w in extra):
             raise ValueError("additional_stop_words must not contain an empty string")
@@ -47,6 +47,7 @@ class CodeGeneration:
         self.count_tokens = count_tokens
         self.max_prefix_tokens = max_prefix_tokens
         self.max_suffix_tokens = max_suffix_tokens
+        self.stable_clip = stable_clip
         self.extra_stop_words = extra
 
     def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
@@ -57,7 +58,8 @@ class CodeGeneration:
 
     async def _start(self, request: CompletionRequest) -> _Run:
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
-                                    max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens)
+                                    max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens,
+                                    stable_clip=self.stable_clip)
         return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:

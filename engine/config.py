@@ -205,6 +205,10 @@ class ModelConfig:
     additional_stop_words: tuple[str, ...] = ()
     max_prefix_tokens: int = 1024
     max_suffix_tokens: int = 256
+    #: Clip points move in steps of 1/8 of the budget, at line starts, so the prompt's beginning stays the same across
+    #: keystrokes and the server reuses its cached prefill. False clips afresh to the exact budget on every request
+    #: (what most completion servers do; the typing benchmark's naive pipeline uses it to show the difference).
+    stable_clip: bool = True
     rate_limit_rpm: int | None = None
     supported_models: tuple[str, ...] = ()
     http: HttpSettings = field(default_factory=HttpSettings)

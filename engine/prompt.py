@@ -194,15 +194,16 @@ async def _smallest_fitting(lo: int, hi: int, fits: Callable[[int], Awaitable[bo
 
 
 async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None = None, *,
-                      setting: str = "max_prefix_tokens") -> str:
-    """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start."""
+                      setting: str = "max_prefix_tokens", stable: bool = True) -> str:
+    """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start
+    (`stable=False`: wherever the exact budget ends)."""
     _check_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
         return text
     count = count_tokens or _count_chars
-    step = _step(budget, count_tokens)
+    step = _step(budget, count_tokens) if stable else 1  # a step of one character: the exact budget, anywhere
     last = -(-len(text) // step)  # _start_cut(last) == len(text): the empty text always fits
 
     async def fits(k: int) -> bool:
@@ -217,15 +218,16 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
 
 
 async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None = None, *,
-                      setting: str = "max_suffix_tokens") -> str:
-    """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end."""
+                      setting: str = "max_suffix_tokens", stable: bool = True) -> str:
+    """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end
+    (`stable=False`: wherever the exact budget ends)."""
     _check_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
         return text
     count = count_tokens or _count_chars
-    step = _step(budget, count_tokens)
+    step = _step(budget, count_tokens) if stable else 1  # a step of one character: the exact budget, anywhere
     last = -(-len(text) // step)  # _end_cut(last) == len(text): j = 0 keeps everything
     # Search over j = last - k so that "fits" grows with j, like in clip_prefix.
     chars_cap = budget if count_tokens is None else budget * MAX_CHARS_PER_TOKEN
@@ -262,27 +264,28 @@ def restore_line_endings(completion: str, crlf: bool) -> str:
 
 
 async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, max_prefix_tokens: int,
-                       max_suffix_tokens: int, count_tokens: CountTokens | None = None) -> Prompt:
+                       max_suffix_tokens: int, count_tokens: CountTokens | None = None,
+                       stable_clip: bool = True) -> Prompt:
     """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
-    characters per token."""
+    characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip)."""
     _check_budget(max_prefix_tokens, "max_prefix_tokens")
     _check_budget(max_suffix_tokens, "max_suffix_tokens")
     if count_tokens is not None:
         try:
-            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens)
+            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip)
         except Exception as exc:  # a completion clipped by characters beats no completion
             log.warning("counting tokens failed (%s); clipping the prompt by characters instead", exc)
-    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None)
+    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None, stable_clip)
 
 
 async def _build(request: CompletionRequest, template: PromptTemplate, max_prefix_tokens: int,
-                 max_suffix_tokens: int, count_tokens: CountTokens | None) -> Prompt:
+                 max_suffix_tokens: int, count_tokens: CountTokens | None, stable_clip: bool) -> Prompt:
     scale = 1 if count_tokens is not None else CHARS_PER_TOKEN
-    prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens)
+    prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens, stable=stable_clip)
     if template.prefix_only:
         prefix, suffix = await prefix_task, None
     else:
-        suffix_task = clip_suffix(to_lf(request.suffix), max_suffix_tokens * scale, count_tokens)
+        suffix_task = clip_suffix(to_lf(request.suffix), max_suffix_tokens * scale, count_tokens, stable=stable_clip)
         prefix, suffix = await asyncio.gather(prefix_task, suffix_task)
     text = template.render(prefix, suffix or "", filepath=request.filepath, language=request.language)
     return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)

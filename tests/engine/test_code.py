@@ -159,6 +159,20 @@ async def test_prompt_is_clipped_and_templated_for_the_stream():
     assert stream.options[0] is OPTIONS
 
 
+@pytest.mark.parametrize("stable_clip", [True, False])
+async def test_stable_clip_setting_reaches_the_prompt(stable_clip):
+    """Stable clip points start the kept prefix at a line start; without them it holds exactly the budget."""
+    prefix = "".join(f"line_{i} = {i}\n" for i in range(2000)) + "x = "
+    stream = ScriptedStream(["x"])
+    await generation(stream, max_prefix_tokens=50, stable_clip=stable_clip).generate(python(prefix), OPTIONS)
+    kept = stream.prompts[0].prefix
+    assert prefix.endswith(kept)
+    if stable_clip:
+        assert kept.startswith("line_") and len(kept) < 200
+    else:
+        assert len(kept) == 200  # 50 tokens at 4 characters each, cut mid-line
+
+
 async def test_count_tokens_sets_the_budget():
     calls = []
 

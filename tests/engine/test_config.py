@@ -12,6 +12,8 @@ from engine.errors import ConfigError
 def test_defaults_from_an_empty_dict():
     config = from_dict(EngineConfig, {})
     assert config.completion == ModelConfig()
+    assert config.completion.stable_clip is True
+    assert from_dict(EngineConfig, {"completion": {"stableClip": False}}).completion.stable_clip is False
     assert config.chat is None and config.embedding is None and config.languages == {}
 
 

@@ -165,6 +165,31 @@ async def test_prompt_beginning_stays_put_while_typing(count_tokens):
     assert 1 <= changes <= 600 // step + 2
 
 
+@pytest.mark.parametrize("count_tokens", [None, word_count], ids=["chars", "tokens"])
+async def test_without_stable_clip_points_the_prompt_is_clipped_afresh_to_the_exact_budget(count_tokens):
+    """`stable=False` (the typing benchmark's naive pipeline): the most text that fits, wherever that starts, so the
+    beginning of the prompt moves with every character (or token) typed once the prefix is over budget."""
+    document = code(400)
+    budget = 1200 if count_tokens is None else 300
+    count = count_tokens or (lambda text: _as_awaitable(len(text)))
+    starts = []
+    for end in range(len(document) - 100, len(document)):
+        prefix = document[:end]
+        kept = await clip_prefix(prefix, budget, count_tokens, stable=False)
+        assert prefix.endswith(kept) and await count(kept) <= budget
+        assert await count(prefix[len(prefix) - len(kept) - 1:]) > budget  # one character more would not fit
+        starts.append(end - len(kept))
+    changes = sum(1 for a, b in zip(starts, starts[1:]) if a != b)
+    assert changes >= (90 if count_tokens is None else 10)  # each character, or each token typed (stable: <= 2)
+    suffix = document[:budget * 10]
+    kept = await clip_suffix(suffix, budget, count_tokens, stable=False)
+    assert suffix.startswith(kept) and await count(suffix[:len(kept) + 1]) > budget >= await count(kept)
+
+
+async def _as_awaitable(value):
+    return value
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=st.lists(st.sampled_from(["a", "b", " ", "\n", "\r\n", "e\u0301", "\u00e9", "\U0001f600"]), max_size=150)
        .map("".join), budget=st.integers(min_value=1, max_value=120))
