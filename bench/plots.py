@@ -32,6 +32,17 @@ def _pyplot():
     return plt
 
 
+def merge_quality(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """One report from several runs of the same model (e.g. one suite per run): their summaries side by side."""
+    models = {str(r["config"]["model"]) for r in reports}
+    if len(models) != 1:
+        raise SystemExit(f"plots: the quality files are from different models: {sorted(models)}")
+    summary: dict[str, Any] = {}
+    for report in reports:
+        summary.update(report["summary"])
+    return {**reports[0], "summary": summary}
+
+
 def plot_quality(report: dict[str, Any], output: Path) -> Path:
     plt = _pyplot()
     summary = report["summary"]
@@ -96,18 +107,21 @@ def plot_latency(report: dict[str, Any], output: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m bench.plots", description=__doc__.splitlines()[0])
-    parser.add_argument("--quality", type=Path, help="a bench/quality.py JSON file (default: the newest full run)")
+    parser.add_argument("--quality", type=Path, action="append",
+                        help="a bench/quality.py JSON file; repeat for runs made one suite at a time"
+                             " (default: the newest full run)")
     parser.add_argument("--typing", type=Path, help="a bench/typing_replay.py JSON file (default: the newest full run)")
     parser.add_argument("--out-dir", type=Path, default=DOCS_DIR)
     args = parser.parse_args(argv)
-    quality = args.quality or newest("quality")
+    quality = args.quality or ([newest("quality")] if newest("quality") else None)
     typing = args.typing or newest("typing")
     if quality is None and typing is None:
         print(f"plots: no benchmark results found in {RESULTS_DIR}; run bench.quality or bench.typing_replay first",
               file=sys.stderr)
         return 1
     if quality is not None:
-        print(plot_quality(json.loads(quality.read_text()), args.out_dir / "benchmarks-quality.png"))
+        report = merge_quality([json.loads(path.read_text()) for path in quality])
+        print(plot_quality(report, args.out_dir / "benchmarks-quality.png"))
     if typing is not None:
         print(plot_latency(json.loads(typing.read_text()), args.out_dir / "benchmarks-latency.png"))
     return 0

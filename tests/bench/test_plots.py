@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.plots import plot_latency, plot_quality
+import pytest
+
+from bench.plots import merge_quality, plot_latency, plot_quality
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -25,3 +27,14 @@ def test_quality_and_latency_plots_are_written_as_png(tmp_path: Path):
     for path in (plot_quality(quality, tmp_path / "q.png"), plot_latency(typing, tmp_path / "l.png")):
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 5000
+
+
+def test_quality_runs_made_one_suite_at_a_time_are_merged(tmp_path: Path):
+    single = {"config": {"model": "m.gguf"}, "summary": {"humaneval-single": {"tasks": 1033}}}
+    multi = {"config": {"model": "m.gguf"}, "summary": {"humaneval-multi": {"tasks": 500}}}
+    merged = merge_quality([single, multi])
+    assert {name: s["tasks"] for name, s in merged["summary"].items()} == {"humaneval-single": 1033,
+                                                                             "humaneval-multi": 500}
+    other = {"config": {"model": "other.gguf"}, "summary": {}}
+    with pytest.raises(SystemExit, match="different models"):
+        merge_quality([single, other])
