@@ -186,9 +186,10 @@ class LocalServer:
             return PromptTemplate.from_setting(setting)
         if self.has_fim:
             return PromptTemplate(name=MODEL_FIM_TEMPLATE, template="{prefix}{suffix}")
-        log.warning("the model %s has no FIM tokens and no prompt_template is configured: completing from the "
-                    "text before the cursor only (set completion.prompt_template to use the text after it)",
-                    self.model.path)
+        if self.model.has_fim is not False:  # else resolving the model already said so, from the same metadata
+            log.warning("the model %s has no FIM tokens and no prompt_template is configured: completing from the "
+                        "text before the cursor only (set completion.prompt_template to use the text after it)",
+                        self.model.path)
         return PromptTemplate.from_setting(None)
 
     async def close(self) -> None:
