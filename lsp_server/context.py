@@ -64,14 +64,41 @@ def detect_indent_unit(text: str, tab_size: int | None = None, insert_spaces: bo
     return max(steps.items(), key=lambda kv: kv[1])[0]
 
 
+def _width(indentation: str) -> int:
+    return len(indentation.expandtabs(4)) - len(indentation.lstrip())
+
+
+def inserting_into_code(prefix: str, suffix: str, line_prefix: str) -> bool:
+    """An empty line squeezed between two lines of code, the one below at least as deep: a line is being added to
+    existing code, and the right suggestion is that line. A block is suggested where one is missing: after a blank
+    line, at the end of a block (the code below is shallower), at the end of the file, or in an empty block.
+
+    The quality benchmark found this: with multi-line suggestions here, 88 of 618 HumanEval single-line tasks had the
+    right line followed by more code (Copilot, too, goes multi-line only at the start of an empty block)."""
+    if line_prefix.strip():
+        return False
+    rest, newline, below = suffix.partition("\n")
+    next_line = below.split("\n", 1)[0].rstrip("\r")
+    if rest.strip() or not newline or not next_line.strip():
+        return False
+    head = prefix[:len(prefix) - len(line_prefix)]
+    above = head[:-1].rsplit("\n", 1)[-1] if head.endswith("\n") else ""
+    if not above.strip():
+        return False
+    return _width(next_line) >= _width(line_prefix)
+
+
 def decide_multiline(policy: MultilinePolicy, language: str, prefix: str, suffix: str, line_prefix: str,
                      line_rest: str) -> bool:
-    """`always`/`never` win; `auto`: word characters after the cursor → single line, then syntax, then indentation."""
+    """`always`/`never` win; `auto`: word characters after the cursor → single line, a line added between lines of
+    code → single line, then syntax, then indentation."""
     if policy == "always":
         return True
     if policy == "never":
         return False
     if _WORD.search(line_rest):
+        return False
+    if inserting_into_code(prefix, suffix, line_prefix):
         return False
     by_syntax = multiline_from_syntax(language, prefix, suffix)
     if by_syntax is not None:

@@ -55,6 +55,24 @@ def test_word_characters_after_cursor_force_single_line():
     assert decide_multiline("auto", "python", "def f(", ")\n", "def f(", ")") is True
 
 
+@pytest.mark.parametrize("prefix,suffix,expected", [
+    ("def f():\n    x = 1\n    ", "\n    return x\n", False),        # a line added inside existing code
+    ("def f():\n    ", "\n    return x\n", False),                   # first line of a block that has code
+    ("def f():\r\n    x = 1\r\n    ", "\r\n    return x\r\n", False),
+    ("if (a) {\n\t\tb();\n\t\t", "\n\t\tc();\n}", False),             # tabs
+    ("def f():\n    x = 1\n    ", "\ndef g():\n", True),               # end of a block: the code below is shallower
+    ("def f():\n    x = 1\n\n    ", "\n    return x\n", True),        # after a blank line: room for a block
+    ("def f():\n    x = 1\n    ", "\n\n    return x\n", True),        # before a blank line
+    ("def f():\n    x = 1\n    ", "", True),                          # end of the file
+    ("def f():\n    ", "\n", True),                                   # an empty block
+])
+def test_a_line_added_between_lines_of_code_is_single_line(prefix, suffix, expected):
+    line_prefix = prefix.rsplit("\n", 1)[-1]
+    for language in ("python", "cobol"):  # with a grammar and without
+        assert decide_multiline("auto", language, prefix, suffix, line_prefix, "") is expected
+    assert decide_multiline("always", "python", prefix, suffix, line_prefix, "") is True
+
+
 @pytest.mark.skipif(not has_grammar("python"), reason="tree-sitter-python is not installed")
 @pytest.mark.parametrize("prefix,suffix,expected", [
     ('x = "abc', '"\n', False),          # inside a string
