@@ -42,13 +42,16 @@ def child_port(pid: int) -> int:
     return int(args[args.index(b"--port") + 1])
 
 
-async def wait_generating(port: int, pending: asyncio.Future | None = None) -> bool:
-    """True once llama-server is generating; False when `pending` was answered first (a missed round)."""
+async def wait_generating(port: int, pending: asyncio.Future | None = None, min_decoded: int = 1) -> bool:
+    """True once llama-server has generated `min_decoded` tokens; False when `pending` was answered first (a missed
+    round)."""
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5.0) as http:
         end = asyncio.get_running_loop().time() + 30  # safety net only
         while asyncio.get_running_loop().time() < end:
-            if any(slot.get("is_processing") for slot in (await http.get("/slots")).json()):
-                return True
+            for slot in (await http.get("/slots")).json():
+                decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
+                if slot.get("is_processing") and decoded >= min_decoded:
+                    return True
             if pending is not None and pending.done():
                 return False
             await asyncio.sleep(0.005)
@@ -113,7 +116,9 @@ async def test_backend_crash_mid_request(client: LanguageClient):
         killed.extend(children)
         uri = open_doc(client, "print(")  # a new document each round, so the cache never answers it
         pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 0, 6)))
-        if not await wait_generating(child_port(children[0]), pending):
+        # Kill only once tokens are streaming: a crash before the first one is retried on the restarted server
+        # (by design), and the request then succeeds, which is not the scenario under test.
+        if not await wait_generating(child_port(children[0]), pending, min_decoded=50):
             await pending  # answered before it could be hit (e.g. the new max_tokens was not applied yet)
             killed.clear()
             continue
