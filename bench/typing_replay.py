@@ -178,6 +178,7 @@ class RequestRecord:
     shown: bool = False
     first_line_exact: bool = False
     accepted: int = 0
+    offset: int = 0  # characters typed in this file's region when the request was sent
 
     @property
     def latency_ms(self) -> float | None:
@@ -209,6 +210,15 @@ def _delta(before: dict[str, Any] | None, after: dict[str, Any] | None, key: str
     return after[key] - before.get(key, 0)
 
 
+def covered_chars(shown: Sequence[RequestRecord]) -> int:
+    """Typed characters that some shown suggestion offered beforehand. Counted once each: suggestions shown on
+    consecutive keystrokes while the user types through them offer the same characters again."""
+    covered: set[tuple[str, int]] = set()
+    for r in shown:
+        covered.update((r.file, r.offset + i) for i in range(r.accepted))
+    return len(covered)
+
+
 def summarise(result: VariantResult) -> dict[str, Any]:
     reqs = result.requests
     answered = [r for r in reqs if r.answered is not None]
@@ -238,7 +248,7 @@ def summarise(result: VariantResult) -> dict[str, Any]:
         "shown_per_100_keystrokes": len(shown) * per100,
         "first_line_exact_share": 100.0 * sum(r.first_line_exact for r in shown) / len(shown) if shown else None,
         "accepted_chars_per_shown": statistics.fmean([r.accepted for r in shown]) if shown else None,
-        "accepted_chars_share_of_typed": (100.0 * sum(r.accepted for r in shown) / result.typed_chars
+        "accepted_chars_share_of_typed": (100.0 * covered_chars(shown) / result.typed_chars
                                           if result.typed_chars else None),
         "model_calls_per_100_keystrokes": calls * per100 if calls is not None else None,
         "model_calls_completed": completed,
@@ -389,7 +399,7 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
         typed += key.text
         sent = time.perf_counter()
         line, col = position_of(before + typed)
-        record = RequestRecord(file=path.name, keystroke=index, sent=sent)
+        record = RequestRecord(file=path.name, keystroke=index, sent=sent, offset=len(typed))
         records.append(record)
         msg_id = f"replay-{uri_index}-{index}"
         future = client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionParams(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.typing_replay_server import parse_prometheus
-from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, first_line_matches,
+from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, covered_chars, first_line_matches,
                                  plan_keystrokes, position_of, ratios, suggestion_after_cursor, summarise)
 
 TEXT = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nprint(f(1))\n"
@@ -60,6 +60,21 @@ def test_summary_counts_answers_latency_and_ratios():
     assert summary["prefilled_tokens_per_call"] == 20.0
     assert summary["prefilled_tokens_source"] == "timings"
     assert ratios(summary, {**summary, "prefilled_tokens_per_call": 40.0})["prefilled_tokens_per_call"] == 0.5
+
+
+def test_typed_characters_offered_by_several_shown_suggestions_count_once():
+    """Typing through a suggestion shows its rest again on each keystroke: the share of typed text covered must not
+    count those characters twice (it once read 114 %)."""
+    result = VariantResult(variant="ours", settings={}, keystrokes=4, typed_chars=10)
+    result.requests = [
+        RequestRecord(file="f", keystroke=0, sent=0.0, answered=0.1, text="abcd", shown=True, accepted=4, offset=1),
+        RequestRecord(file="f", keystroke=1, sent=1.0, answered=1.1, text="bcd", shown=True, accepted=3, offset=2),
+        RequestRecord(file="f", keystroke=2, sent=2.0, answered=2.1, text="xyz", shown=False, accepted=0, offset=3),
+        RequestRecord(file="g", keystroke=0, sent=3.0, answered=3.1, text="ab", shown=True, accepted=2, offset=1),
+    ]
+    assert covered_chars([r for r in result.requests if r.shown]) == 6  # f: offsets 1-4, g: offsets 1-2
+    assert summarise(result)["accepted_chars_share_of_typed"] == 60.0
+    assert summarise(result)["accepted_chars_per_shown"] == 3.0
 
 
 def test_prometheus_page_parsing_drops_namespace_comments_and_labels():
