@@ -6,6 +6,7 @@ from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.textutil import is_blank, near_identical
 
 COMPARED_LINES = 3
+CLOSERS = frozenset("})];,")
 # Edit distance at most 5% of the longer side (and at least 1).
 SIMILARITY = 0.05
 
@@ -15,6 +16,10 @@ def _first_lines(lines: list[str], count: int) -> tuple[list[str], int]:
     while start < len(lines) and is_blank(lines[start]):
         start += 1
     return lines[start:start + count], len(lines) - start
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
 
 
 def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
@@ -28,6 +33,11 @@ def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
         return text
     item = "\n".join(item_lines[:count]).strip()
     suffix = "\n".join(suffix_lines[:count]).strip()
+    if item and set(item) <= CLOSERS:
+        # Only closing brackets: `    }` before a `}` closes another, outer block, so the column decides (found by
+        # the quality benchmark: right `}` lines were dropped in 13 of 100 SantaCoder Java tasks).
+        first = ctx.line_prefix + item_lines[0] if text.startswith(item_lines[0]) else item_lines[0]
+        return None if _indent(first) == _indent(suffix_lines[0]) and item == suffix else text
     if near_identical(item, suffix, SIMILARITY, minimum=1):
         return None
     return text

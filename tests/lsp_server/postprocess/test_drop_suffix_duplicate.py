@@ -19,3 +19,19 @@ def test_different_item_kept():
 
 def test_end_of_document_keeps_item():
     assert drop_suffix_duplicate("x = 1", ctx("a = 0\n║")) == "x = 1"
+
+
+def test_a_closing_brace_for_another_block_is_kept():
+    """`    }` closes the method; the `}` below closes the class: not a duplicate (SantaCoder Java)."""
+    c = ctx("class A {\n    int f() {\n        return 1;\n║\n}\n", language="java")
+    assert drop_suffix_duplicate("    }", c) == "    }"
+    c = ctx("class A {\n    int f() {\n        return 1;\n    ║\n}\n", language="java")
+    assert drop_suffix_duplicate("}", c) == "}"
+
+
+def test_a_closing_brace_the_code_below_already_has_is_dropped():
+    c = ctx("class A {\n    int f() {\n        return 1;\n    ║\n    }\n}\n", language="java")
+    assert drop_suffix_duplicate("}", c) is None
+    c = ctx("if (a) {\n  b();\n║\n  }\n", language="javascript")
+    assert drop_suffix_duplicate("  }", c) is None
+    assert drop_suffix_duplicate("  )", c) == "  )"  # no longer "near identical" to `}`
