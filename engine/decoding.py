@@ -95,12 +95,15 @@ class _Matcher:
     # keep them alive. Any other next character means no stop word can begin anywhere in the held text.
     alive_after: dict[str, frozenset[str]]
     starts: tuple[str, ...]  # the distinct first characters of the stop words
+    # Pending prefixes that only blank-line stop words extend (p + spaces/tabs + "\n"), such as "\n" + indentation:
+    # once a character other than a blank or "\n" follows the blanks, no stop word can begin in them.
+    blank_held: frozenset[str]
 
 
 @functools.lru_cache(maxsize=256)
 def _matcher(words: frozenset[str]) -> _Matcher:
     if not words:
-        return _Matcher(words, 0, None, frozenset(), frozenset(), {}, ())
+        return _Matcher(words, 0, None, frozenset(), frozenset(), {}, (), frozenset())
     root = _forward_trie(words)
     branches = [re.escape(ch) + _node_pattern(child) for ch, child in sorted(root.items())]
     prefixes = frozenset(word[:k] for word in words for k in range(1, len(word)))
@@ -113,8 +116,14 @@ def _matcher(words: frozenset[str]) -> _Matcher:
             for ch in prefix:
                 node = node[ch]
             alive_after[prefix] = frozenset(ch for ch in node if ch != _END)
+    blank_held: frozenset[str] = frozenset()
+    if not {" ", "\t"} & set(starts):
+        blank_held = frozenset(
+            p for p in alive_after
+            if all(w[len(p):-1].strip(" \t") == "" and w.endswith("\n") and len(w) > len(p)
+                   for w in words if w.startswith(p)))
     return _Matcher(words, max(map(len, words)), re.compile("|".join(branches)), prefixes, pending, alive_after,
-                    starts)
+                    starts, blank_held)
 
 
 def _no_match(text: str) -> None:
@@ -144,6 +153,7 @@ class StopCondition:
         self.stop_word: str | None = None
         self._search = self._m.pattern.search if self._m.pattern is not None else _no_match
         self._words, self._pending, self._alive_after = self._m.words, self._m.pending, self._m.alive_after
+        self._blank_held = self._m.blank_held
         # Fast paths in `feed`, each giving what the regex search would (the property tests compare with an oracle).
         # They need the stop words' first characters to be at most two, as in every language's default set ("\n" and
         # "<"): two `in` tests cost a fifth of a regex search. Otherwise (and once stopped) `_c1` is "", which is in
@@ -168,6 +178,14 @@ class StopCondition:
             return self._advance(final=False)
         else:
             # What is held is the start of a stop word and nothing else (the indentation after a "\n", say).
+            blank = self._blank_held
+            if held in blank or (chunk[:1] in (" ", "\t") and held + chunk[0] in blank):
+                rest = chunk.lstrip(" \t")
+                if rest and rest[0] != "\n":  # the blanks end in code, not in a blank line: show them
+                    self._buf = ""
+                    if self._c1 not in rest and self._c2 not in rest:
+                        return held + chunk
+                    return held + chunk[:len(chunk) - len(rest)] + self._scan(rest)
             alive = self._alive_after.get(held)
             if alive is not None and chunk and chunk[0] not in alive:
                 # The next character ends it, and no stop word can begin elsewhere in it: it is safe to show.

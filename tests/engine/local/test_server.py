@@ -129,17 +129,25 @@ async def test_kill_9_mid_stream_fails_that_request_then_recovers(llama_server_b
     server.supervisor.restart_backoff = 0.05
     stream = server.completion_stream()
     try:
-        first_pid = server.supervisor.pid
         long = CompletionOptions(max_decoding_tokens=900, sampling_temperature=0.0, seed=1)
-        with pytest.raises(BackendError):
-            async with contextlib.aclosing(stream.generate(PROMPT, long)) as chunks:
-                async for _ in chunks:
-                    if is_alive(first_pid):
-                        os.kill(first_pid, signal.SIGKILL)
+        # On a loaded machine the whole answer can already be in the socket when the first chunk is read, so the
+        # kill misses the request: then it is tried again on the restarted server.
+        for attempt in range(3):
+            await server.supervisor.wait_ready(30)
+            first_pid = server.supervisor.pid
+            try:
+                async with contextlib.aclosing(stream.generate(PROMPT, long)) as chunks:
+                    async for _ in chunks:
+                        if is_alive(first_pid):
+                            os.kill(first_pid, signal.SIGKILL)
+            except BackendError:
+                break
+        else:
+            pytest.fail("the kill never landed during a request in 3 attempts")
         assert wait_until_dead(first_pid)
         # the next request waits for the automatic restart and succeeds
         assert await generate_sync(stream, PROMPT, OPTIONS)
-        assert server.supervisor.restarts == 1 and server.supervisor.pid not in (None, first_pid)
+        assert server.supervisor.restarts == attempt + 1 and server.supervisor.pid not in (None, first_pid)
         assert server.failed_reason is None
     finally:
         await stream.close()
