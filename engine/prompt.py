@@ -132,7 +132,10 @@ def _check_budget(budget: int, setting: str) -> None:
         raise ValueError(f"{setting} must not be negative, got {budget}")
 
 
-def _step(budget: int, count_tokens: CountTokens | None) -> int:
+def _step(budget: int, count_tokens: CountTokens | None, stable: bool) -> int:
+    """How far apart clip points are; unstable clipping cuts anywhere (a step of one character: the exact budget)."""
+    if not stable:
+        return 1
     chars = budget if count_tokens is None else budget * CHARS_PER_TOKEN
     return max(1, chars // CLIP_STEPS)
 
@@ -203,7 +206,7 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
     if await _fits_whole(text, budget, count_tokens):
         return text
     count = count_tokens or _count_chars
-    step = _step(budget, count_tokens) if stable else 1  # a step of one character: the exact budget, anywhere
+    step = _step(budget, count_tokens, stable)
     last = -(-len(text) // step)  # _start_cut(last) == len(text): the empty text always fits
 
     async def fits(k: int) -> bool:
@@ -227,7 +230,7 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
     if await _fits_whole(text, budget, count_tokens):
         return text
     count = count_tokens or _count_chars
-    step = _step(budget, count_tokens) if stable else 1  # a step of one character: the exact budget, anywhere
+    step = _step(budget, count_tokens, stable)
     last = -(-len(text) // step)  # _end_cut(last) == len(text): j = 0 keeps everything
     # Search over j = last - k so that "fits" grows with j, like in clip_prefix.
     chars_cap = budget if count_tokens is None else budget * MAX_CHARS_PER_TOKEN

@@ -215,14 +215,12 @@ class LlamaCppCompletion(_LlamaCppHttp):
         events = self._stream_events(path, completion_body(prompt, options, self.use_infill), done_key="stop")
         async with contextlib.aclosing(events):
             async for event in events:
-                if event.get("stop") is True:
-                    fill_stats(stats, event)
-                else:
-                    note_progress(stats, event)
+                last = event.get("stop") is True
+                (fill_stats if last else note_progress)(stats, event)
                 text = event_text(event, path)
                 if text:
                     yield text
-                if event.get("stop") is True:
+                if last:
                     return
 
 

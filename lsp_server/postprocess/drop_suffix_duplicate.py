@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import is_blank, near_identical
+from lsp_server.postprocess.textutil import is_blank, leading_ws, near_identical
 
 COMPARED_LINES = 3
 CLOSERS = frozenset("})];,")
@@ -16,10 +16,6 @@ def _first_lines(lines: list[str], count: int) -> tuple[list[str], int]:
     while start < len(lines) and is_blank(lines[start]):
         start += 1
     return lines[start:start + count], len(lines) - start
-
-
-def _indent(line: str) -> str:
-    return line[:len(line) - len(line.lstrip())]
 
 
 def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
@@ -37,7 +33,7 @@ def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
         # Only closing brackets: `    }` before a `}` closes another, outer block, so the column decides (found by
         # the quality benchmark: right `}` lines were dropped in 13 of 100 SantaCoder Java tasks).
         first = ctx.line_prefix + item_lines[0] if text.startswith(item_lines[0]) else item_lines[0]
-        return None if _indent(first) == _indent(suffix_lines[0]) and item == suffix else text
+        return None if leading_ws(first) == leading_ws(suffix_lines[0]) and item == suffix else text
     if near_identical(item, suffix, SIMILARITY, minimum=1):
         return None
     return text

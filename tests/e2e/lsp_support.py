@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
@@ -108,3 +109,19 @@ def edit(client: LanguageClient, uri: str, version: int, line: int, character: i
         content_changes=[types.TextDocumentContentChangePartial(
             range=types.Range(start=types.Position(line=line, character=character),
                               end=types.Position(line=end_line, character=end_char)), text=text)]))
+
+
+async def wait_generating(base_url: str, min_decoded: int, pending: asyncio.Future | None = None) -> int | None:
+    """Id of the llama-server slot that is generating, once it has produced `min_decoded` tokens; None when
+    `pending` was answered first (a round the test missed)."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=5.0) as http:
+        end = asyncio.get_running_loop().time() + 30  # safety net only, not a speed assertion
+        while asyncio.get_running_loop().time() < end:
+            for slot in (await http.get("/slots")).json():
+                decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
+                if slot.get("is_processing") and decoded >= min_decoded:
+                    return slot["id"]
+            if pending is not None and pending.done():
+                return None
+            await asyncio.sleep(0.005)
+    raise AssertionError("llama-server never started generating")

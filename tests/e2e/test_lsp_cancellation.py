@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from .lsp_support import capabilities, complete, config, inline_params, open_doc, record_status, remote_options, \
-    wait_status
+    wait_generating, wait_status
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
 
@@ -48,20 +48,6 @@ def _deadline(seconds: float) -> float:
     return asyncio.get_running_loop().time() + seconds
 
 
-async def _wait_generating(base_url: str, min_decoded: int = 20, pending: asyncio.Future | None = None) -> int | None:
-    """Id of the slot that is generating, once it has produced a few tokens; None if `pending` finished first."""
-    end = _deadline(30)
-    while asyncio.get_running_loop().time() < end:
-        for slot in await _slots(base_url):
-            decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
-            if slot.get("is_processing") and decoded >= min_decoded:
-                return slot["id"]
-        if pending is not None and pending.done():
-            return None
-        await asyncio.sleep(0.005)
-    raise AssertionError("llama-server never started generating")
-
-
 async def _decoded_until_idle(base_url: str, slot_id: int) -> int:
     """Highest token count seen on the slot before it went idle."""
     highest = 0
@@ -84,7 +70,7 @@ async def _reference(client: LanguageClient, base_url: str, text: str) -> int:
     """How many tokens the generation at 1:8 of `text` makes when nothing stops it."""
     uri = open_doc(client, text)
     pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(base_url, min_decoded=1, pending=pending)
+    slot = await wait_generating(base_url, min_decoded=1, pending=pending)
     full = await _decoded_until_idle(base_url, slot) if slot is not None else 0
     assert (await pending).items
     return full
@@ -113,7 +99,7 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     assert cached_first.items
     # the long generation, in a new document (so not from the cache) …
     older = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
-    slot = await _wait_generating(llama_server, min_decoded=5, pending=older)
+    slot = await wait_generating(llama_server, min_decoded=5, pending=older)
     if slot is None:
         await older
         return False
@@ -145,7 +131,7 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
     msg_id = f"infill-cancel-test-{n}"
     future = asyncio.ensure_future(client.protocol.send_request_async(
         types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 8), msg_id=msg_id))
-    slot = await _wait_generating(llama_server, min_decoded=5, pending=future)
+    slot = await wait_generating(llama_server, min_decoded=5, pending=future)
     if slot is None:
         await future
         return False

@@ -16,7 +16,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from .lsp_support import capabilities, complete, config, inline_params, open_doc, record_status, wait_status
+from .lsp_support import (capabilities, complete, config, inline_params, open_doc, record_status, wait_generating,
+                          wait_status)
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
 
@@ -40,22 +41,6 @@ def llama_children(parent: int) -> list[int]:
 def child_port(pid: int) -> int:
     args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     return int(args[args.index(b"--port") + 1])
-
-
-async def wait_generating(port: int, pending: asyncio.Future | None = None, min_decoded: int = 1) -> bool:
-    """True once llama-server has generated `min_decoded` tokens; False when `pending` was answered first (a missed
-    round)."""
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5.0) as http:
-        end = asyncio.get_running_loop().time() + 30  # safety net only
-        while asyncio.get_running_loop().time() < end:
-            for slot in (await http.get("/slots")).json():
-                decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
-                if slot.get("is_processing") and decoded >= min_decoded:
-                    return True
-            if pending is not None and pending.done():
-                return False
-            await asyncio.sleep(0.005)
-    raise AssertionError("llama-server never started generating")
 
 
 async def wait_new_child(server_pid: int, killed: list[int]) -> list[int]:
@@ -118,7 +103,7 @@ async def test_backend_crash_mid_request(client: LanguageClient):
         pending = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 0, 6)))
         # Kill only once tokens are streaming: a crash before the first one is retried on the restarted server
         # (by design), and the request then succeeds, which is not the scenario under test.
-        if not await wait_generating(child_port(children[0]), pending, min_decoded=50):
+        if await wait_generating(f"http://127.0.0.1:{child_port(children[0])}", 50, pending) is None:
             await pending  # answered before it could be hit (e.g. the new max_tokens was not applied yet)
             killed.clear()
             continue
