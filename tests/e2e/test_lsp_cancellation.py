@@ -1,17 +1,18 @@
 """Supersession and $/cancelRequest: every request is answered and the model stream is closed, so llama-server
-stops generating (observed on its /slots endpoint: the superseded slot stops after far fewer tokens than the same
-generation makes when nothing stops it)."""
+stops generating (counted on its /metrics endpoint: the superseded or cancelled generation makes far fewer tokens
+than the same generation makes when nothing stops it)."""
 
 from __future__ import annotations
 
 import asyncio
 
-import httpx
 import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+
+from tests.fixtures.llama import predicted_tokens_when_idle
 
 from .lsp_support import capabilities, complete, config, inline_params, open_doc, record_status, remote_options, \
     wait_generating, wait_status
@@ -33,35 +34,6 @@ async def client(lsp_client: LanguageClient, llama_server: str):
     await lsp_client.shutdown_session()
 
 
-_http: dict[str, httpx.AsyncClient] = {}
-
-
-def _client(base_url: str) -> httpx.AsyncClient:
-    http = _http.get(base_url)
-    if http is None or http.is_closed:
-        http = _http[base_url] = httpx.AsyncClient(base_url=base_url, timeout=5.0)
-    return http
-
-
-async def _metrics(base_url: str) -> dict[str, float]:
-    text = (await _client(base_url).get("/metrics")).text
-    return {name: float(value) for name, value in
-            (line.split()[:2] for line in text.splitlines() if line.startswith("llamacpp:"))}
-
-
-async def _predicted_when_idle(base_url: str) -> int:
-    """llama-server's count of all tokens it has generated, read once no request is being processed.
-
-    Counting is exact where polling /slots is a sample: on a loaded machine a poll can miss most of a generation."""
-    end = asyncio.get_running_loop().time() + 60  # a safety net so a broken server fails instead of hanging
-    while asyncio.get_running_loop().time() < end:
-        metrics = await _metrics(base_url)
-        if metrics["llamacpp:requests_processing"] == 0:
-            return int(metrics["llamacpp:tokens_predicted_total"])
-        await asyncio.sleep(0.01)
-    raise AssertionError("llama-server kept generating")
-
-
 #: With the tiny model at temperature 0 these lines' completions run for hundreds of tokens before a stop word.
 #: The tiny model's random weights make its choice of token sensitive to rounding, which differs between CPUs and
 #: between a fresh and a cached prompt; so each candidate is measured twice and the one whose shorter run is the
@@ -72,10 +44,10 @@ _measured: dict[str, int] = {}
 
 async def _reference(client: LanguageClient, base_url: str, text: str) -> int:
     """How many tokens the generation at 1:8 of `text` makes when nothing stops it."""
-    before = await _predicted_when_idle(base_url)
+    before = await predicted_tokens_when_idle(base_url)
     result = await complete(client, open_doc(client, text), 1, 8)
     assert result.items
-    return await _predicted_when_idle(base_url) - before
+    return await predicted_tokens_when_idle(base_url) - before
 
 
 async def _long_generation(client: LanguageClient, base_url: str) -> tuple[str, int]:
@@ -98,7 +70,7 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     uri = open_doc(client, text)
     cached_first = await complete(client, uri, 0, 4)  # fills the cache for this position
     assert cached_first.items
-    before = await _predicted_when_idle(llama_server)
+    before = await predicted_tokens_when_idle(llama_server)
     # the long generation (not in the cache) …
     older = asyncio.ensure_future(client.text_document_inline_completion_async(inline_params(uri, 1, 8)))
     if await wait_generating(llama_server, min_decoded=5, pending=older) is None:
@@ -108,7 +80,7 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     newer = await complete(client, uri, 0, 4)
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
     old_result = await older
-    decoded = await _predicted_when_idle(llama_server) - before
+    decoded = await predicted_tokens_when_idle(llama_server) - before
     assert isinstance(old_result, types.InlineCompletionList)  # answered, never dropped
     if old_result.items:
         return f"finished ({decoded} tokens) before the newer request was read"
@@ -131,7 +103,7 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
     """None when the request was cancelled and its generation stopped early; else what happened."""
     uri = open_doc(client, text)
     msg_id = f"infill-cancel-test-{n}"
-    before = await _predicted_when_idle(llama_server)
+    before = await predicted_tokens_when_idle(llama_server)
     future = asyncio.ensure_future(client.protocol.send_request_async(
         types.TEXT_DOCUMENT_INLINE_COMPLETION, inline_params(uri, 1, 8), msg_id=msg_id))
     if await wait_generating(llama_server, min_decoded=5, pending=future) is None:
@@ -142,10 +114,10 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
         result = await future
     except JsonRpcException as exc:
         assert exc.code == -32800  # RequestCancelled: answered, not dropped
-        decoded = await _predicted_when_idle(llama_server) - before
+        decoded = await predicted_tokens_when_idle(llama_server) - before
         return None if decoded < full // 2 else f"cancelled, but llama-server generated {decoded} of {full} tokens"
     assert isinstance(result, types.InlineCompletionList)  # finished before the cancellation was read
-    decoded = await _predicted_when_idle(llama_server) - before
+    decoded = await predicted_tokens_when_idle(llama_server) - before
     return f"finished ({decoded} tokens, {len(result.items)} items) before the cancellation was read"
 
 
