@@ -84,8 +84,8 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     assert isinstance(old_result, types.InlineCompletionList)  # answered, never dropped
     if old_result.items:
         return f"finished ({decoded} tokens) before the newer request was read"
-    # Left alone the generation decodes exactly `full` tokens; the newer request needed no model call. Fewer means
-    # our closing of the model stream stopped llama-server (how much sooner: the benchmark measures it).
+    # Left alone the generation made at least `full` tokens in both reference runs; the newer request needed no model
+    # call. Far fewer means our closing of the model stream stopped llama-server (how much sooner: the benchmark).
     return None if decoded < full // 2 else f"superseded, but llama-server generated {decoded} of {full} tokens"
 
 
