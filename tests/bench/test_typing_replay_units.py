@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from bench.typing_replay_server import parse_prometheus
-from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, covered_chars, first_line_matches,
-                                 plan_keystrokes, position_of, ratios, suggestion_after_cursor, summarise)
+from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, covered_chars,
+                                 first_line_matches, plan_keystrokes, position_of, ratios, suggestion_after_cursor,
+                                 summarise)
 
 TEXT = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nprint(f(1))\n"
 

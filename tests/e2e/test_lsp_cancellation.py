@@ -5,6 +5,7 @@ than the same generation makes when nothing stops it)."""
 from __future__ import annotations
 
 import asyncio
+from typing import Awaitable, Callable
 
 import pytest
 import pytest_lsp
@@ -89,14 +90,20 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     return None if decoded < full // 2 else f"superseded, but llama-server generated {decoded} of {full} tokens"
 
 
+async def _until_stopped_early(round_: Callable[[int], Awaitable[str | None]], full: int) -> None:
+    """Run up to ATTEMPTS rounds until one stops the generation early; fail with what each round saw."""
+    missed = []
+    for n in range(ATTEMPTS):
+        outcome = await round_(n)
+        if outcome is None:
+            return
+        missed.append(outcome)
+    raise AssertionError(f"no round stopped the generation early (full: {full} tokens): {missed}")
+
+
 async def test_newer_request_supersedes_older(client: LanguageClient, llama_server: str):
     text, full = await _long_generation(client, llama_server)
-    missed = []
-    for _ in range(ATTEMPTS):
-        missed.append(await _supersede_once(client, llama_server, text, full))
-        if missed[-1] is None:
-            break
-    assert missed[-1] is None, f"no round stopped the generation early (full: {full} tokens): {missed}"
+    await _until_stopped_early(lambda n: _supersede_once(client, llama_server, text, full), full)
 
 
 async def _cancel_once(client: LanguageClient, llama_server: str, text: str, full: int, n: int) -> str | None:
@@ -123,12 +130,7 @@ async def _cancel_once(client: LanguageClient, llama_server: str, text: str, ful
 
 async def test_cancel_request_is_honoured(client: LanguageClient, llama_server: str):
     text, full = await _long_generation(client, llama_server)
-    missed = []
-    for n in range(ATTEMPTS):
-        missed.append(await _cancel_once(client, llama_server, text, full, n))
-        if missed[-1] is None:
-            break
-    assert missed[-1] is None, f"no round stopped the generation early (full: {full} tokens): {missed}"
+    await _until_stopped_early(lambda n: _cancel_once(client, llama_server, text, full, n), full)
     # the server keeps working afterwards
     uri2 = open_doc(client, "x = 1\n")
     assert isinstance(await complete(client, uri2, 1, 0), types.InlineCompletionList)
