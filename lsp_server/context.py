@@ -64,8 +64,9 @@ def detect_indent_unit(text: str, tab_size: int | None = None, insert_spaces: bo
     return max(steps.items(), key=lambda kv: kv[1])[0]
 
 
-def _width(indentation: str) -> int:
-    return len(indentation.expandtabs(4)) - len(indentation.lstrip())
+def _width(line: str) -> int:
+    """Columns of the line's indentation, a tab taking 4 (tabs after the indentation do not count)."""
+    return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
 
 
 def inserting_into_code(prefix: str, suffix: str, line_prefix: str) -> bool:

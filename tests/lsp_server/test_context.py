@@ -65,6 +65,7 @@ def test_word_characters_after_cursor_force_single_line():
     ("def f():\n    x = 1\n    ", "\n\n    return x\n", True),        # before a blank line
     ("def f():\n    x = 1\n    ", "", True),                          # end of the file
     ("def f():\n    ", "\n", True),                                   # an empty block
+    ("def f():\n    x = 1\n      ", "\n    abcd\te\n", True),          # a tab after the code is not indentation
 ])
 def test_a_line_added_between_lines_of_code_is_single_line(prefix, suffix, expected):
     line_prefix = prefix.rsplit("\n", 1)[-1]
