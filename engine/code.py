@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable
 
 from .decoding import StopCondition
-from .languages import LanguageTable
+from .languages import LanguageTable, default_sentinels
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
@@ -24,11 +24,12 @@ class _Run:
     crlf: bool
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
+    sentinels: frozenset[str] = frozenset()
 
     @property
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
-            return StopReason.STOP_WORD
+            return StopReason.END_SENTINEL if self.stop.stop_word in self.sentinels else StopReason.STOP_WORD
         return StopReason.TOKEN_LIMIT if self.stats.hit_token_limit else StopReason.END_OF_STREAM
 
 
@@ -50,11 +51,20 @@ class CodeGeneration:
         self.stable_clip = stable_clip
         self.extra_stop_words = extra
 
-    def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
-        """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
-        words = (*self.languages.lookup(language_id).stop_words(), *self.template.stop_words,
-                 *self.extra_stop_words, *options.stop_words)
+    def stop_words(self, language_id: str, options: CompletionOptions, sees_suffix: bool = False) -> tuple[str, ...]:
+        """The language's stop words, the template's end sentinels, the model's and the request's extra words.
+
+        A model that sees the suffix knows where the hole ends and says so with its end token; a blank line inside
+        its answer (between two statements or functions of the hole) is part of it, so blank lines do not stop it."""
+        language_words = self.languages.lookup(language_id).stop_words()
+        if sees_suffix:
+            language_words = tuple(w for w in language_words if w.strip() or w.count("\n") < 2)
+        words = (*language_words, *self.template.stop_words, *self.extra_stop_words, *options.stop_words)
         return tuple(dict.fromkeys(words))
+
+    @property
+    def sees_suffix(self) -> bool:
+        return not self.template.prefix_only
 
     async def _start(self, request: CompletionRequest) -> _Run:
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
@@ -64,7 +74,9 @@ class CodeGeneration:
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
-        run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
+        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        run.stop = stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+        run.sentinels = frozenset(default_sentinels() + self.template.stop_words)
         async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
                 piece = stop.feed(chunk)
@@ -87,7 +99,7 @@ class CodeGeneration:
                     parts.append(piece)
             text = "".join(parts)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
-                          prompt=run.prompt)
+                          prompt=run.prompt, stop_word=run.stop.stop_word if run.stop is not None else None)
 
     async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.

@@ -19,6 +19,7 @@ from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
+from .postprocess import line_mode
 
 log = logging.getLogger(__name__)
 
@@ -47,14 +48,15 @@ class Postprocessor:
     def __init__(self) -> None:
         self._pp = _load_postprocess()
 
-    def _ctx(self, ctx: CursorContext) -> Any:
+    def _ctx(self, ctx: CursorContext, model_ended: bool = False) -> Any:
         return self._pp.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
-                                           indent_unit=ctx.indent_unit, multiline=ctx.multiline)
+                                           indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
+                                           model_ended=model_ended)
 
-    def before_cache(self, text: str, ctx: CursorContext) -> str | None:
+    def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False) -> str | None:
         if self._pp is None:
             return text if text.strip() else None
-        return self._pp.before_cache(text, self._ctx(ctx))
+        return self._pp.before_cache(text, self._ctx(ctx, model_ended))
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
         if self._pp is None:
@@ -67,9 +69,14 @@ class Postprocessor:
         return max(0, min(len(ctx.line_rest), int(self._pp.replace_range_end(text, self._ctx(ctx)))))
 
 
-def single_line(text: str) -> str:
-    cut = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
-    return text if cut < 0 else text[:cut]
+async def _sees_suffix(engine: Any, ready_timeout: float) -> bool:
+    """Whether the engine's model is given the code after the cursor; known once the engine is ready (an engine
+    that cannot tell counts as prefix-only, which only costs a FIM model its multi-line answers on one line)."""
+    wait_ready = getattr(engine, "wait_ready", None)
+    if wait_ready is not None:
+        await wait_ready(ready_timeout)
+    generation = getattr(engine, "generation", None)
+    return bool(getattr(generation, "sees_suffix", False))
 
 
 def _unique(texts: list[str]) -> list[str]:
@@ -129,21 +136,20 @@ class CompletionService:
     def lookup(self, ctx: CursorContext) -> list[Suggestion] | None:
         """Suggestions without a model call: typing through the shown suggestion, or an exact cache hit."""
         rests = self.cache.typing_through(ctx.uri, ctx.prefix, ctx.suffix)
-        if rests:
-            texts = [single_line(t) if not ctx.multiline else t for t in rests]
-            return [Suggestion(t, self.post.replace_chars(t, ctx), "typing-through") for t in texts if t]
+        if rests:  # already cut where the suggestion may end, when it was generated
+            return [Suggestion(t, self.post.replace_chars(t, ctx), "typing-through") for t in rests if t]
         cached = self.cache.get(ctx.uri, ctx.prefix, ctx.suffix)
         if cached is not None:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, multiline: bool, index: int) -> CompletionOptions:
+    def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
-            "stop_words": () if multiline else ("\n",),
+            "stop_words": stop_words,
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
@@ -160,20 +166,24 @@ class CompletionService:
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count
+        sees_suffix = await _sees_suffix(engine, self.settings.ready_timeout)
+        stop_words = line_mode.request_stop_words(ctx.line_mode, ctx.suffix, sees_suffix)
         if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0),
+            completions = [await engine.complete(request, self._options(invoked, stop_words, 0),
                                                  self.settings.ready_timeout)]
         else:
             completions = await asyncio.gather(*(
-                engine.complete(request, self._options(invoked, ctx.multiline, i), self.settings.ready_timeout)
+                engine.complete(request, self._options(invoked, stop_words, i), self.settings.ready_timeout)
                 for i in range(count)))
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:
-            raw = completion.text if ctx.multiline else single_line(completion.text)
-            kept = self.post.before_cache(raw, ctx)
-            log.debug("model gave %s (stop: %s) → %s", show_text(completion.text, debug),
-                      completion.stop_reason.value, show_text(kept, debug) if kept is not None else "dropped")
+            ended = line_mode.model_ended(completion.stop_reason, completion.stop_word, completion.saw_suffix,
+                                          ctx.suffix)
+            kept = self.post.before_cache(completion.text, ctx, ended)
+            log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
+                      completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
+                      show_text(kept, debug) if kept is not None else "dropped")
             if kept:
                 texts.append(kept)
         texts = _unique(texts)

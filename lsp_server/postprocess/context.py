@@ -23,17 +23,23 @@ class PostprocessContext:
     suffix: str  # document text after the cursor (LF)
     language: str  # LSP languageId
     indent_unit: str = "    "  # from FormattingOptions (tabSize/insertSpaces) or configuration
-    multiline: bool = True  # False: the item must fit on the current line
+    #: The cursor's situation (`line_mode.py`): "line", "statement" or "block".
+    line_mode: str = "block"
     # Items with fewer non-blank characters are dropped. Tabby uses 4 (minCompletionChars), but short completions
     # are often exactly right (`0` after `total = `, a closing `}`): measured on SantaCoder Java, 4 dropped the
     # right answer of 4 tasks in 9. So by default only blank items are dropped.
     min_chars: int = 1
+    #: The model ended the text itself (it saw the suffix and stopped, or it reached the code below the cursor):
+    #: the situation's cut does not apply, only the scope and junk filters.
+    model_ended: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.indent_unit, str) or not (
             self.indent_unit == "\t" or (1 <= len(self.indent_unit) <= 16 and set(self.indent_unit) == {" "})
         ):
             raise ValueError(f"indent_unit must be a tab or 1 to 16 spaces, got {self.indent_unit!r}")
+        if self.line_mode not in ("line", "statement", "block"):
+            raise ValueError(f"line_mode must be line, statement or block, got {self.line_mode!r}")
         if not isinstance(self.min_chars, int) or isinstance(self.min_chars, bool) or self.min_chars < 0:
             raise ValueError(f"min_chars must be a non-negative integer, got {self.min_chars!r}")
 

@@ -64,7 +64,7 @@ def test_scripted_stream_satisfies_the_protocol():
 
 async def test_stop_word_inside_a_chunk_cuts_there_and_closes_the_stream_at_once():
     stream = ScriptedStream(["    return a", " + b\n\ndef other():", "\n    pass", "\n"])
-    completion = await generation(stream).generate(python("def add(a, b):\n"), OPTIONS)
+    completion = await generation(stream, None).generate(python("def add(a, b):\n"), OPTIONS)
     assert completion.text == "    return a + b"
     assert completion.stop_reason is StopReason.STOP_WORD
     assert stream.yielded == 2  # nothing was pulled after the stop word
@@ -75,7 +75,7 @@ async def test_stop_word_spanning_chunks():
     stream = ScriptedStream(["x = compute()<|end", "of", "text|>", "leaked"])
     completion = await generation(stream).generate(python("y = 0\n"), OPTIONS)
     assert completion.text == "x = compute()"
-    assert completion.stop_reason is StopReason.STOP_WORD
+    assert completion.stop_reason is StopReason.END_SENTINEL  # the model's own end, written as text
     assert stream.yielded == 3 and stream.finalized == 1
 
 
@@ -127,7 +127,7 @@ async def test_suffix_never_seeds_the_stop_check():
 
 async def test_prefix_tail_ending_a_line_plus_a_newline_is_a_blank_line():
     stream = ScriptedStream(["\n", "print(1)"])
-    completion = await generation(stream).generate(python("x = 1\n"), OPTIONS)
+    completion = await generation(stream, None).generate(python("x = 1\n"), OPTIONS)
     assert completion.text == "" and completion.stop_reason is StopReason.STOP_WORD
 
 
@@ -189,7 +189,7 @@ async def test_count_tokens_sets_the_budget():
 async def test_stream_text_yields_the_growing_text_and_stops_at_a_stop_word():
     stream = ScriptedStream(["    total = 0\n", "    for x in xs:\n", "        total += x\n", "\n", "def more():"])
     request = python("def total(xs):\r\n")
-    seen = [text async for text in generation(stream).stream_text(request, OPTIONS)]
+    seen = [text async for text in generation(stream, None).stream_text(request, OPTIONS)]
     assert seen == ["    total = 0", "    total = 0\r\n    for x in xs:",
                     "    total = 0\r\n    for x in xs:\r\n        total += x"]
     assert stream.yielded == 4 and stream.finalized == 1
@@ -251,3 +251,15 @@ async def test_real_server_completion_is_cut_where_the_oracle_cuts(llama_server,
         assert len(cut.text) < len(free.text)
     finally:
         await gen.close()
+
+
+async def test_a_model_that_sees_the_suffix_is_not_stopped_by_a_blank_line():
+    """A FIM model knows where the hole ends: a blank line inside its answer is part of it, its end sentinel ends it
+    (reported as END_SENTINEL, so the pipeline can trust the text); a prefix-only model stops at the blank line."""
+    chunks = ["a = 1\n", "\n", "b = 2", "<|endoftext|>", "junk"]
+    fim = await generation(ScriptedStream(chunks)).generate(python("x = 0\n", "\nprint(x)\n"), OPTIONS)
+    assert (fim.text, fim.stop_reason, fim.stop_word) == ("a = 1\n\nb = 2", StopReason.END_SENTINEL, "<|endoftext|>")
+    assert fim.saw_suffix
+    plain = await generation(ScriptedStream(chunks), None).generate(python("x = 0\n", "\nprint(x)\n"), OPTIONS)
+    assert (plain.text, plain.stop_reason, plain.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")
+    assert not plain.saw_suffix

@@ -6,6 +6,7 @@ deliberately differs from a case, the case stays and the difference is recorded 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -71,7 +72,7 @@ KNOWN_GAPS: dict[str, Outcome] = {
 def run_pipeline(case: GoldenCase, indent_unit: str | None = None) -> tuple[str | None, int]:
     ctx = case.context()
     if indent_unit is not None:
-        ctx = type(ctx)(ctx.prefix, ctx.suffix, ctx.language, indent_unit, ctx.multiline, ctx.min_chars)
+        ctx = dataclasses.replace(ctx, indent_unit=indent_unit)
     text = before_cache(case.marked.completion, ctx)
     if text is not None:
         text = after_cache(text, ctx)
