@@ -8,7 +8,7 @@ Before caching (once per model answer; the work is independent of where the user
                                  line, one statement or a block, by the cursor's situation
   2. ``cut_line_echo``           a one-line item that re-types the rest of the line loses the repeat
   3. ``remove_line_ending_with_repetition``   a last line stuck in a loop (`a = a = a = …`) goes
-  4. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (≤ 5% edit distance) is dropped
+  4. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (same text) is dropped
   5. ``trim_whitespace``         no doubled spaces at the start, no trailing blanks at a line end
   6. ``drop_short``              blank or too short (``ctx.min_chars``) items are dropped
 

@@ -1,3 +1,5 @@
+import pytest
+
 from lsp_server.postprocess.drop_suffix_duplicate import drop_suffix_duplicate
 from tests.lsp_server.postprocess.helpers import ctx
 
@@ -7,9 +9,20 @@ def test_item_equal_to_next_line_dropped():
     assert drop_suffix_duplicate("console.log(obj);", c) is None
 
 
-def test_nearly_equal_multi_line_dropped():
+def test_equal_multi_line_dropped_whatever_the_spacing():
     c = ctx("def f():\n    ║\n    total = compute(values)\n    return total * 2\n")
-    assert drop_suffix_duplicate("total = compute(values)\n    return total * 3", c) is None
+    assert drop_suffix_duplicate("total =  compute(values)\n    return total * 2", c) is None
+
+
+@pytest.mark.parametrize("document,item,language", [
+    ('func f(x string) string {\n\t║\n\tx = strings.ReplaceAll(x, ":", "_")\n}\n',
+     'x = strings.ReplaceAll(x, "-", "_")', "go"),                                 # another literal
+    ("def f():\n    ║\n    total = compute(values)\n    return total * 2\n",
+     "total = compute(values)\n    return total * 3", "python"),                   # another number
+    ("def test():\n    ║\n    check(parse('b'), 2)\n", "check(parse('a'), 1)", "python"),  # a sibling case
+])
+def test_a_line_differing_in_a_literal_or_argument_is_kept(document, item, language):
+    assert drop_suffix_duplicate(item, ctx(document, language=language)) == item
 
 
 def test_different_item_kept():

@@ -51,3 +51,20 @@ def test_cursor_after_code_untouched():
 def test_tab_indented_cursor_line_decides_in_a_new_file():
     c = ctx("func main() {\n\t║\n}\n", language="go", indent_unit="    ")
     assert reindent("a()\n    b()", c) == "a()\n\tb()"
+
+
+def test_the_cursor_lines_tabs_outrank_space_indented_lines_around_it():
+    """A tab-indented Go function whose neighbours are an embedded shell script indented with spaces: the cursor's
+    line is tab-indented, so a tab-indented item stays as it is and a space-indented one gets tabs."""
+    script = "".join(f"    echo {i}\n" for i in range(6))
+    document = f"func f() string {{\n\ts := `\n{script}`\n\t║\n\treturn s\n}}\n"
+    c = ctx(document, language="go")
+    assert c.document_indent_unit == "\t"
+    assert reindent("if s == \"\" {\n\t\treturn \"x\"\n\t}", c) == "if s == \"\" {\n\t\treturn \"x\"\n\t}"
+
+
+def test_the_cursor_lines_spaces_outrank_tab_indented_lines_around_it():
+    document = "def f():\n" + "".join(f"\tx{i} = {i}\n" for i in range(6)) + "def g():\n    ║\n"
+    c = ctx(document, indent_unit="  ")
+    assert c.document_indent_unit is None and c.target_indent_unit == "  "  # spaces, the editor says how many
+    assert reindent("if x:\n\t\treturn 1", c) == "if x:\n    return 1"
