@@ -9,7 +9,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable
 
-from .decoding import StopCondition
+from .decoding import StopCondition, first_stop
 from .languages import LanguageTable, default_sentinels
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
@@ -54,11 +54,13 @@ class CodeGeneration:
     def stop_words(self, language_id: str, options: CompletionOptions, sees_suffix: bool = False) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words.
 
-        A model that sees the suffix knows where the hole ends and says so with its end token; a blank line inside
-        its answer (between two statements or functions of the hole) is part of it, so blank lines do not stop it."""
-        language_words = self.languages.lookup(language_id).stop_words()
+        A model that sees the suffix knows where the hole ends and says so with its end token: the language's words
+        (a blank line, a comment or a top-level keyword at a line start) would cut a hole of several statements or
+        declarations short, so only the sentinels stop it (its text is then limited by post-processing)."""
         if sees_suffix:
-            language_words = tuple(w for w in language_words if w.strip() or w.count("\n") < 2)
+            language_words = default_sentinels()
+        else:
+            language_words = self.languages.lookup(language_id).stop_words()
         words = (*language_words, *self.template.stop_words, *self.extra_stop_words, *options.stop_words)
         return tuple(dict.fromkeys(words))
 
@@ -98,8 +100,21 @@ class CodeGeneration:
                 async for piece in pieces:
                     parts.append(piece)
             text = "".join(parts)
+            text = self._deferred_stop(run, text)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt, stop_word=run.stop.stop_word if run.stop is not None else None)
+
+    def _deferred_stop(self, run: _Run, text: str) -> str:
+        """A model that saw the suffix but ran into the token limit did not find the hole's end: the language's
+        stop words it was spared (see `stop_words`) apply after all, as they would to a prefix-only model."""
+        if run.prompt.suffix is None or run.stop_reason is not StopReason.TOKEN_LIMIT:
+            return text
+        words = self.languages.lookup(run.prompt.language).stop_words()
+        cut, word = first_stop(text, words, prefix_tail=run.prompt.prefix)
+        if word is not None:
+            run.stop = StopCondition(words)
+            run.stop.stopped, run.stop.stop_word = True, word
+        return cut
 
     async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.

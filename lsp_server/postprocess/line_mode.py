@@ -38,7 +38,9 @@ MultilinePolicy = Literal["auto", "always", "never"]
 
 _WORD = re.compile(r"\w")
 # A line at the statement's own indentation that carries the statement on (`else:`, `} else {`, `except E:`).
-_CONTINUES = re.compile(r"[)\]}]|(?:else|elif|except|finally|catch)\b")
+_CONTINUES = re.compile(r"(?:else|elif|except|finally|catch)\b|}\s*(?:else|catch|finally)\b")
+# A line that continues the expression of the line before (`.iter()`, `?.x`, `&& b`, `+ 1`, `)`).
+_CONTINUES_EXPRESSION = re.compile(r"(?:\?\.|\.[^.]|&&|\|\||[-+*/%]\s|and\b|or\b|[)\]}])")
 # A line ending like this is not a finished statement: the next line continues it.
 _OPEN_END = re.compile(r"(?:\\|(?<![-+])[-+]|[&|=,.:]|\band|\bor|\bnot)\s*$")
 
@@ -144,58 +146,63 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
-def _first_statement(text: str, line_prefix: str) -> str:
-    """The first statement with everything that belongs to it: the lines that continue it (open brackets, a line
-    ending in an operator or comma), the lines indented under it (its block), and the lines back at its indentation
-    that close or carry on that block (`}`, `} else {`, `else:`). Cut before the first line that starts something
-    new at its indentation or less."""
+def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
+    """Where the text stops looking like code written at the cursor.
+
+    Lines go deeper only after a line that leaves something open (a block opener `:`/`{`, an open bracket, a line
+    ending in an operator or comma) or when they continue an expression (`.iter()`, `&& b`): a deeper line after a
+    finished one is text from elsewhere (a model running on). With `one_statement`, the text also ends before the
+    first line back at the first line's indentation (or less) that starts something new; a line that closes the
+    statement's bracket or carries its block on (`} else {`, `else:`, `except E:`) is kept, and after a line that
+    closes the block (`}`) nothing more is."""
     lines = text.split("\n")
-    base = _width(line_prefix + lines[0]) if not is_blank(lines[0]) else None
-    depth = 0
-    index = 0
-    # The statement itself, over as many lines as it takes.
-    while index < len(lines):
-        line = lines[index]
-        if base is None and not is_blank(line):
-            base = _width(line)
-        depth += _open_brackets(line)
-        index += 1
-        if base is not None and depth <= 0 and not _OPEN_END.search(line):
-            break
-    if base is None:
+    widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
+    first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
+    if first is None:
         return text
-    last_kept = index
-    # Its block and the lines that close it.
-    while index < len(lines):
+    base = widths[first]
+    allowed = base  # the deepest indentation a line may have without a new opener
+    depth = 0
+    opened = False  # the last code line leaves something open
+    kept = first + 1
+    depth += _open_brackets(lines[first])
+    opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
+    closed = False
+    for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
-            index += 1
             continue
-        width = _width(line)
-        if width > base:
-            depth += _open_brackets(line)
-            index += 1
-            last_kept = index
-            continue
-        if width == base and (_CONTINUES.match(line.strip()) or depth > 0):
-            depth += _open_brackets(line)
-            index += 1
-            last_kept = index
-            stripped = line.strip()
-            if ONLY_CLOSING.fullmatch(stripped) and depth <= 0:
-                break  # the block is closed, and nothing reopens it
-            continue
-        break
-    return "\n".join(lines[:last_kept]).rstrip()
+        width = widths[index]
+        stripped = line.strip()
+        continues = bool(_CONTINUES_EXPRESSION.match(stripped))
+        if width > allowed:
+            if not (opened or continues):
+                break
+            allowed = width
+        elif one_statement:
+            if closed or width < base:
+                break
+            if width == base and not (depth > 0 or _CONTINUES.match(stripped) or opened or continues):
+                break
+        depth += _open_brackets(line)
+        opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
+        if one_statement and width == base and depth <= 0 and ONLY_CLOSING.fullmatch(stripped):
+            closed = True  # the block is closed; only a line that reopens it (`} else {`) would go on
+        elif width == base and not ONLY_CLOSING.fullmatch(stripped):
+            closed = False
+        if width < allowed and not opened:
+            allowed = max(width, base if one_statement else 0)
+        kept = index + 1
+    return "\n".join(lines[:kept]).rstrip()
 
 
 def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring)."""
-    if ended or mode == "block" or "\n" not in text:
+    if ended or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _first_statement(text, line_prefix) or None
+    return _structure_end(text, line_prefix, one_statement=mode == "statement") or None
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
