@@ -84,7 +84,11 @@ class PostprocessContext:
         if own.startswith("\t"):
             return "\t"
         if own.startswith(" "):
-            return textutil.detect_indent_unit([line for line in window if not line.startswith("\t")])
+            spaced = [line for line in window if not line.startswith("\t")]
+            # With nothing else indented nearby, the cursor line's own indentation is the evidence: the editor's
+            # unit when the width is a multiple of it, else the width (2 spaces under a 4-space default).
+            return textutil.detect_indent_unit(spaced) or textutil.detect_indent_unit(
+                [own + "x"], prefer=self.indent_unit if self.indent_unit != "\t" else None)
         return textutil.detect_indent_unit(window)
 
     @cached_property

@@ -37,6 +37,7 @@ LineMode = Literal["line", "statement", "block"]
 MultilinePolicy = Literal["auto", "always", "never"]
 
 _WORD = re.compile(r"\w")
+_WORDS = re.compile(r"[A-Za-z_]\w*")
 # A line at the statement's own indentation that carries the statement on (`else:`, `} else {`, `except E:`).
 _CONTINUES = re.compile(r"(?:else|elif|except|finally|catch)\b|}\s*(?:else|catch|finally)\b")
 # A line that continues the expression of the line before (`.iter()`, `?.x`, `&& b`, `+ 1`, `)`).
@@ -94,9 +95,17 @@ def decide(policy: MultilinePolicy, language: str, prefix: str, suffix: str, lin
 def rejoin_stop_word(suffix: str) -> str | None:
     """"\\n" + the next line of code below the cursor (indentation included) + "\\n": a model that writes that line
     has finished the hole and goes on with code the user already has. The closing "\\n" keeps `return x` from
-    matching `return x + 1`. LF line endings, as the engine streams them."""
-    below = _next_code_line(suffix)
-    return None if below is None else "\n" + below.rstrip() + "\n"
+    matching `return x + 1`. A line that code repeats often (`}`, `@Override`, `/**`, `assert_eq!(`: fewer than two
+    words) could also end a line of the hole, so the line after it is part of the word then (the cut simulation
+    found holes cut at such lines). LF line endings, as the engine streams them."""
+    lines = [line.rstrip().rstrip("\r").rstrip() for line in suffix.split("\n")[1:]]
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None:
+        return None
+    end = start + 1
+    if len(_WORDS.findall(lines[start])) < 2:
+        end = next((i + 1 for i in range(start + 1, len(lines)) if lines[i].strip()), end)
+    return "\n" + "\n".join(lines[start:end]) + "\n"
 
 
 def request_stop_words(mode: LineMode, suffix: str, sees_suffix: bool) -> tuple[str, ...]:

@@ -80,17 +80,20 @@ def test_cursor_situations(document, language, mode, text, shown):
 
 
 @pytest.mark.parametrize("mode,sees_suffix,expected", [
-    ("line", False, ("\n", "\n    return x\n")),     # a prefix-only model's further lines would be cut anyway
-    ("line", True, ("\n    return x\n",)),           # a FIM model may end a multi-line answer by itself
-    ("statement", False, ("\n    return x\n",)),
-    ("block", True, ("\n    return x\n",)),
+    ("line", False, ("\n", "\n    return x.y\n")),     # a prefix-only model's further lines would be cut anyway
+    ("line", True, ("\n    return x.y\n",)),           # a FIM model may end a multi-line answer by itself
+    ("statement", False, ("\n    return x.y\n",)),
+    ("block", True, ("\n    return x.y\n",)),
 ])
 def test_request_stop_words(mode, sees_suffix, expected):
-    assert request_stop_words(mode, "\n    return x  \n", sees_suffix) == expected
+    assert request_stop_words(mode, "\n    return x.y  \n", sees_suffix) == expected
 
 
 def test_rejoin_word_is_the_next_line_of_code():
-    assert rejoin_stop_word("\n\n  b();\r\n}") == "\n  b();\n"
+    assert rejoin_stop_word("\n\n  return total;\r\n}") == "\n  return total;\n"
+    # a line code repeats often (fewer than two words) takes the next line of code with it
+    assert rejoin_stop_word("\n\n  b();\r\n\n}") == "\n  b();\n\n}\n"
+    assert rejoin_stop_word("\n    @Override\n    public void f() {\n") == "\n    @Override\n    public void f() {\n"
     assert rejoin_stop_word("rest of line\n   \n") is None
     assert request_stop_words("block", "", False) == ()
 
@@ -101,7 +104,7 @@ def test_rejoin_word_is_the_next_line_of_code():
     (StopReason.END_OF_STREAM, None, False, False),            # a prefix-only model does not know the hole
     (StopReason.TOKEN_LIMIT, None, True, False),
     (StopReason.STOP_WORD, "\n\n", True, False),
-    (StopReason.STOP_WORD, "\n    return x\n", False, True),   # any model that reached the code below
+    (StopReason.STOP_WORD, "\n    return x.y\n", False, True),   # any model that reached the code below
 ])
 def test_model_ended(reason, word, sees_suffix, expected):
-    assert model_ended(reason, word, sees_suffix, "\n    return x\n") is expected
+    assert model_ended(reason, word, sees_suffix, "\n    return x.y\n") is expected

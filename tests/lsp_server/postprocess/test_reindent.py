@@ -66,5 +66,13 @@ def test_the_cursor_lines_tabs_outrank_space_indented_lines_around_it():
 def test_the_cursor_lines_spaces_outrank_tab_indented_lines_around_it():
     document = "def f():\n" + "".join(f"\tx{i} = {i}\n" for i in range(6)) + "def g():\n    ║\n"
     c = ctx(document, indent_unit="  ")
-    assert c.document_indent_unit is None and c.target_indent_unit == "  "  # spaces, the editor says how many
+    assert c.document_indent_unit == "  "  # spaces; the width is the editor's, which the cursor line fits
     assert reindent("if x:\n\t\treturn 1", c) == "if x:\n    return 1"
+
+
+def test_the_cursor_lines_width_is_the_unit_when_nothing_else_is_indented():
+    """A function whose whole body is being written: the cursor line's 2 spaces are the only evidence, and they say
+    the unit is 2, not the editor's default 4 (a FIM model's 2-space body stays as it is)."""
+    c = ctx("function f(a) {\n  ║\n}\n", language="javascript", indent_unit="    ")
+    assert c.document_indent_unit == "  "
+    assert reindent("if (a) {\n    return 1;\n  }", c) == "if (a) {\n    return 1;\n  }"
