@@ -409,6 +409,25 @@ def table(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def _ablation(name: str):
+    """Swap one decision of the shipped pipeline for the run (the benchmark's own process only)."""
+    import lsp_server.context as context
+    from lsp_server.postprocess import line_mode
+
+    saved = context.decide, line_mode.model_ended
+    if name == "no-line-rule":
+        context.decide = lambda *a: "block"  # type: ignore[assignment]
+    elif name == "trust-all-ends":
+        ended = saved[1]
+        line_mode.model_ended = (  # type: ignore[assignment]
+            lambda reason, word, sees, suffix: ended(reason, word, True, suffix))
+    try:
+        yield
+    finally:
+        context.decide, line_mode.model_ended = saved
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fetch", action="store_true", help="download the default packages first")
@@ -419,6 +438,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--smoke", action="store_true", help="a few tasks from this repository's own files")
     parser.add_argument("--output", type=Path, help="JSON file (default: bench/results/cut_simulation-<time>.json)")
+    parser.add_argument("--ablation", choices=("none", "no-line-rule", "trust-all-ends"), default="none",
+                        help="no-line-rule: line and statement situations are treated as blocks (no one-line or "
+                             "one-statement cut); trust-all-ends: a prefix-only model's end is trusted as a FIM "
+                             "model's is. Shows what the shipped rules are worth.")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
     if args.fetch:
@@ -437,12 +460,13 @@ def main(argv: list[str] | None = None) -> int:
         tasks[language] = load_tasks(language, files, 3 if args.smoke else args.per_kind, args.seed)
         pools[language] = other_lines(language, files, args.seed)
     started = time.perf_counter()
-    rows = asyncio.run(simulate(tasks, pools, args.seed, args.model or MODELS))
+    with _ablation(args.ablation):
+        rows = asyncio.run(simulate(tasks, pools, args.seed, args.model or MODELS))
     summary = summarise(rows)
     output = args.output or RESULTS / f"cut_simulation-{time.strftime('%Y%m%d-%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({
-        "seed": args.seed, "smoke": args.smoke, "per_kind": args.per_kind,
+        "seed": args.seed, "smoke": args.smoke, "per_kind": args.per_kind, "ablation": args.ablation,
         "tasks": {language: len(t) for language, t in tasks.items()},
         "seconds": round(time.perf_counter() - started, 1),
         "summary": summary, "rows": [asdict(r) for r in rows]}, indent=1), encoding="utf-8")
