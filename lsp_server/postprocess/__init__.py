@@ -15,7 +15,8 @@ Before caching (once per model answer; the work is independent of where the user
 After caching (on every item shown, also when it comes from the cache while the user types through it):
   1. ``remove_repetitive_blocks``      two or more repeated blocks at the end: keep the first
   2. ``remove_repetitive_lines``       five or more near-identical lines at the end: keep the first
-  3. ``limit_scope``                   cut where the indentation leaves the block being completed
+  3. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
+                                       closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
   4. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
   5. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
   6. ``fix_odd_indent``                a stray space after the cursor's indentation goes
