@@ -41,7 +41,9 @@ _WORDS = re.compile(r"[A-Za-z_]\w*")
 # A line at the statement's own indentation that carries the statement on (`else:`, `} else {`, `except E:`).
 _CONTINUES = re.compile(r"(?:else|elif|except|finally|catch)\b|}\s*(?:else|catch|finally)\b")
 # A line that continues the expression of the line before (`.iter()`, `?.x`, `&& b`, `+ 1`, `)`).
-_CONTINUES_EXPRESSION = re.compile(r"(?:\?\.|\.[^.]|&&|\|\||[-+*/%]\s|and\b|or\b|[)\]}])")
+_CONTINUES_EXPRESSION = re.compile(r"(?:\?\.|\.[^.]|&&|\|\||[-+]\s|and\b|or\b|[)\]}])")
+# String literals on one line, whose brackets do not count (`"\\033["`).
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
 # A line ending like this is not a finished statement: the next line continues it.
 _OPEN_END = re.compile(r"(?:\\|(?<![-+])[-+]|[&|=,.:]|\band|\bor|\bnot)\s*$")
 
@@ -150,8 +152,11 @@ def _first_line(text: str, line_suffix: str) -> str | None:
 
 
 def _open_brackets(line: str) -> int:
-    """Brackets the line leaves open (negative: closes more than it opens); strings are not understood, which only
-    makes the statement end a line early or late."""
+    """Brackets the line leaves open (negative: closes more than it opens), outside the string literals that open
+    and close on the line (a multi-line string is not understood, which only makes the statement end a line early or
+    late)."""
+    if "\"" in line or "'" in line or "`" in line:
+        line = _STRING.sub("", line)
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
@@ -191,7 +196,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
         elif one_statement:
             if closed or width < base:
                 break
-            if width == base and not (depth > 0 or _CONTINUES.match(stripped) or opened or continues):
+            if width == base and not (depth > 0 or _CONTINUES.match(stripped)):
                 break
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
