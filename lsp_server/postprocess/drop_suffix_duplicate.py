@@ -6,6 +6,7 @@ from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.textutil import is_blank, leading_ws
 
 COMPARED_LINES = 3
+MAX_LINES = 40
 CLOSERS = frozenset("})];,")
 
 
@@ -18,8 +19,8 @@ def _first_lines(lines: list[str], count: int) -> tuple[list[str], int]:
 
 def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
     """FIM models often "complete" by re-typing the next lines, which the user already has: inserting it duplicates
-    code. Compare the first (up to three) non-blank lines of the item with as many non-blank lines of the text after
-    the cursor; when they are the same text once whitespace is squeezed, the item is dropped.
+    code. When the item's lines are the same text as the next lines after the cursor once whitespace is squeezed,
+    the item is dropped.
 
     Only real repeats: a line that differs in a literal or an argument is new code, not a copy (found by the cut
     simulation: `x = strings.ReplaceAll(x, "-", "_")` above `x = strings.ReplaceAll(x, ":", "_")` was dropped when
@@ -36,7 +37,20 @@ def drop_suffix_duplicate(text: str, ctx: PostprocessContext) -> str | None:
         # the quality benchmark: right `}` lines were dropped in 13 of 100 SantaCoder Java tasks).
         first = ctx.line_prefix + item_lines[0] if text.startswith(item_lines[0]) else item_lines[0]
         return None if leading_ws(first) == leading_ws(suffix_lines[0]) and item == suffix else text
-    return None if _squeezed(item) == _squeezed(suffix) else text
+    return None if _repeats(text, ctx.suffix_lines) else text
+
+
+def _repeats(text: str, suffix_lines: list[str]) -> bool:
+    """Every non-blank line of the item (up to MAX_LINES) is the next non-blank line below, whitespace squeezed; the
+    item's last line may stop part-way (a re-typing cut by the token limit). An item that goes on with code of its own
+    after lines the code below also has (a test repeating the setup of the next one) is new code."""
+    ours = [_squeezed(line) for line in text.split("\n") if line.strip()][:MAX_LINES]
+    theirs = [_squeezed(line) for line in suffix_lines if line.strip()][:len(ours)]
+    if len(theirs) < len(ours):
+        return False
+    if ours[:-1] != theirs[:len(ours) - 1]:
+        return False
+    return ours[-1] == theirs[-1] or (len(ours) > 1 and theirs[-1].startswith(ours[-1]))
 
 
 def _squeezed(text: str) -> str:

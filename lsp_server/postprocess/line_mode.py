@@ -105,8 +105,16 @@ def rejoin_stop_word(suffix: str) -> str | None:
     if start is None:
         return None
     end = start + 1
-    if len(_WORDS.findall(lines[start])) < 2:
-        end = next((i + 1 for i in range(start + 1, len(lines)) if lines[i].strip()), end)
+    words = len(_WORDS.findall(lines[start]))
+    if words < 2:  # a line code repeats often: take the next lines of code too, up to three words or three lines
+        taken = 1
+        for i in range(start + 1, len(lines)):
+            if taken >= 3 or words >= 3:
+                break
+            if lines[i].strip():
+                words += len(_WORDS.findall(lines[i]))
+                taken += 1
+                end = i + 1
     return "\n" + "\n".join(lines[start:end]) + "\n"
 
 

@@ -48,3 +48,15 @@ def test_a_closing_brace_the_code_below_already_has_is_dropped():
     c = ctx("if (a) {\n  b();\n║\n  }\n", language="javascript")
     assert drop_suffix_duplicate("  }", c) is None
     assert drop_suffix_duplicate("  )", c) == "  )"  # no longer "near identical" to `}`
+
+
+def test_an_item_that_goes_on_after_lines_the_code_below_repeats_is_kept():
+    """Test code repeats its checks: the hole writes the same three lines as below, then new code of its own."""
+    document = "func T(t *testing.T) {\n\t║\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tuse(u2)\n}\n"
+    item = "if err != nil {\n\t\tt.Fatal(err)\n\t}\n\tu2, err := New()"
+    assert drop_suffix_duplicate(item, ctx(document, language="go")) == item
+
+
+def test_a_re_typing_cut_by_the_token_limit_is_dropped():
+    c = ctx("def f():\n    ║\n    total = compute(values)\n    return total * 2\n")
+    assert drop_suffix_duplicate("total = compute(values)\n    return tot", c) is None
