@@ -5,10 +5,11 @@ Three inputs decide it, and they are kept explicit:
 1. **The cursor's situation** (`decide`), known before the model is asked:
    - ``line``: the suggestion finishes the current line (code after the cursor on it, a string or comment, a
      statement that opens no block);
-   - ``statement``: an empty line inside a run of code (the first line of code below is at least as deep), where a
-     line or a few are being added: one statement, with the block it opens;
-   - ``block``: everything else (after a block opener, in an empty block, at the end of a block or of the file),
-     where the model may fill the block; the post-processing filters limit it to the block's scope.
+   - ``statement``: an empty line inside a run of code (the line below is code at least as deep), where a line or a
+     few are being added: one statement, with the block it opens;
+   - ``block``: everything else (after a block opener, in an empty block, before a blank line, at the end of a block
+     or of the file), where the model may fill the block; the scope filter limits it, and lines that go deeper
+     without an opener are cut.
 2. **Whether the model saw the code after the cursor** (a FIM template, or the backend's native infill): such a
    model knows where the hole ends and says so with its end token.
 3. **Why the generation stopped** (`engine.types.StopReason`): the model's own end (end of stream or an end sentinel),
@@ -184,12 +185,10 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
         return text
     base = widths[first]
     allowed = base  # the deepest indentation a line may have without a new opener
-    depth = 0
-    opened = False  # the last code line leaves something open
     kept = first + 1
-    depth += _open_brackets(lines[first])
+    depth = _open_brackets(lines[first])
     opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
-    closed = False
+    closed = False  # the statement's block was closed (`}`)
     for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
