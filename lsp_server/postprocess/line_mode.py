@@ -169,7 +169,7 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
-def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
+def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None) -> str:
     """Where the text stops looking like code written at the cursor.
 
     Lines go deeper only after a line that leaves something open (a block opener `:`/`{`, an open bracket, a line
@@ -177,7 +177,10 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
     finished one is text from elsewhere (a model running on). With `one_statement`, the text also ends before the
     first line back at the first line's indentation (or less) that starts something new; a line that closes the
     statement's bracket or carries its block on (`} else {`, `else:`, `except E:`) is kept, and after a line that
-    closes the block (`}`) nothing more is."""
+    closes the block (`}`) nothing more is. When the next line of code `below` the cursor is deeper than the first
+    line, the block the statement opens already has its body there: the statement ends at its opener (found by the
+    quality benchmark: HumanEval's `if distance < threshold:` above its existing body came with a body of the
+    model's)."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
@@ -189,6 +192,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
     depth = _open_brackets(lines[first])
     opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
     closed = False  # the statement's block was closed (`}`)
+    body_below = one_statement and below is not None and _width(below) > base
+    header = _opens_block(lines[first])
     for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
@@ -197,7 +202,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
         stripped = line.strip()
         continues = bool(_CONTINUES_EXPRESSION.match(stripped))
         if width > allowed:
-            if not (opened or continues):
+            if not (opened or continues) or (body_below and header):
                 break
             allowed = width
         elif one_statement:
@@ -207,6 +212,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
                 break
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
+        header = _opens_block(line)
         if one_statement and width == base and depth <= 0 and ONLY_CLOSING.fullmatch(stripped):
             closed = True  # the block is closed; only a line that reopens it (`} else {`) would go on
         elif width == base and not ONLY_CLOSING.fullmatch(stripped):
@@ -217,15 +223,23 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool) -> str:
     return "\n".join(lines[:kept]).rstrip()
 
 
-def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str) -> str | None:
-    """The situation's rule, for a model that did not end by itself (see the module docstring)."""
+def _opens_block(line: str) -> bool:
+    """The line ends with a block opener (`:` or `{`, a trailing comment aside is not understood)."""
+    return line.rstrip().endswith((":", "{"))
+
+
+def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str,
+        below: str | None = None) -> str | None:
+    """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
+    line of code after the cursor's line."""
     if ended or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _structure_end(text, line_prefix, one_statement=mode == "statement") or None
+    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below) or None
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
     """The filter form of `cut`: the first filter before caching."""
-    return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix)  # type: ignore[arg-type]
+    return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
+               ctx.next_line)

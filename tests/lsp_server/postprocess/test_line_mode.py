@@ -43,6 +43,11 @@ SITUATIONS = [
     ("fn f() {\n    a();\n    ║\n    b();\n}\n", "rust", "statement",
      "let v = xs\n        .iter()\n        .count();\n    c();", "let v = xs\n        .iter()\n        .count();"),
     ("def f():\n    x = 1\n\n    ║\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    # ... whose block already has its body below: the statement ends at its opener (HumanEval single-line)
+    ("def f(a):\n    x = 1\n║\n        return x\n", "python", "statement",
+     "    if a > x:\n        return a\n    return x", "    if a > x:"),
+    ("function f(a) {\n  x();\n  ║\n    return x;\n  }\n}\n", "javascript", "statement",
+     "if (a) {\n    return a;\n  }", "if (a) {"),
     ("x = 1\n║\ndef g():\n    pass\n", "python", "statement",
      "def f():\n    return 1\n\ndef h():\n    pass", "def f():\n    return 1"),
     ("if (a) {\n\t\tb();\n\t\t║\n\t\tc();\n}", "c", "statement", "d();\n\t\te();", "d();"),
@@ -72,8 +77,9 @@ def test_cursor_situations(document, language, mode, text, shown):
     assert decide("auto", language, prefix, suffix, line_prefix, line_rest) == mode
     assert decide("always", language, prefix, suffix, line_prefix, line_rest) == "block"
     assert decide("never", language, prefix, suffix, line_prefix, line_rest) == "line"
-    assert cut(text, mode, False, line_prefix, line_rest) == shown
-    assert cut(text, mode, True, line_prefix, line_rest) == text
+    below = next((line for line in suffix.split("\n")[1:] if line.strip()), None)
+    assert cut(text, mode, False, line_prefix, line_rest, below) == shown
+    assert cut(text, mode, True, line_prefix, line_rest, below) == text
     ctx = PostprocessContext(prefix=prefix, suffix=suffix, language=language, line_mode=mode)
     if shown is None:
         assert before_cache(text, ctx) is None
