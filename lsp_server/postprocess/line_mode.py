@@ -8,8 +8,7 @@ Three inputs decide it, and they are kept explicit:
    - ``statement``: an empty line inside a run of code (the line below is code at least as deep), where a line or a
      few are being added: one statement, with the block it opens;
    - ``block``: everything else (after a block opener, in an empty block, before a blank line, at the end of a block
-     or of the file), where the model may fill the block; the scope filter limits it, and lines that go deeper
-     without an opener are cut.
+     or of the file), where the model may fill the block; the scope filter limits it.
 2. **Whether the model saw the code after the cursor** (a FIM template, or the backend's native infill): such a
    model knows where the hole ends and says so with its end token.
 3. **Why the generation stopped** (`engine.types.StopReason`): the model's own end (end of stream or an end sentinel),
@@ -232,7 +231,7 @@ def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: s
         below: str | None = None) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
     line of code after the cursor's line."""
-    if ended or "\n" not in text:
+    if ended or mode == "block" or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
