@@ -26,4 +26,8 @@ else
   echo "infill setup: to run it as \`infill\`, put its directory on PATH (add the line to ~/.bashrc or ~/.zshrc to keep it):" >&2
   echo "    export PATH=\"$VIRTUAL_ENV/bin:\$PATH\"" >&2
 fi
-echo "infill setup: the VS Code extension and the Neovim plugin of this checkout find it there by themselves" >&2
+if [ "$VIRTUAL_ENV" = "$PWD/.venv" ]; then
+  echo "infill setup: the VS Code extension and the Neovim plugin of this checkout find it there by themselves" >&2
+else
+  echo "infill setup: the editors find it on PATH, else set infill.server.command (VS Code) or cmd (Neovim) to $infill" >&2
+fi
