@@ -422,6 +422,108 @@ def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
     assert "lua units ok" in result.stdout + result.stderr
 
 
+# --- finding the server without configuration: `infill` on PATH, else the checkout's .venv/bin/infill -----------
+
+
+def fake_checkout(root: Path) -> dict[str, Path]:
+    """A copy of the plugin inside a checkout-shaped directory whose .venv/bin/infill runs this repository's server,
+    a PATH directory without `infill`, and a PATH directory with one."""
+    checkout = root / "checkout"
+    shutil.copytree(PLUGIN, checkout / "editors" / "neovim")
+    (checkout / "pyproject.toml").write_text("")
+    (checkout / "lsp_server").mkdir()
+    venv_infill = checkout / ".venv" / "bin" / "infill"
+    venv_infill.parent.mkdir(parents=True)
+    venv_infill.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}${{PYTHONPATH:+:$PYTHONPATH}}" '
+                           f'exec "{sys.executable}" -m lsp_server "$@"\n')
+    venv_infill.chmod(0o755)
+    empty = root / "empty-bin"
+    empty.mkdir()
+    on_path = root / "path-bin"
+    on_path.mkdir()
+    (on_path / "infill").write_text("#!/bin/sh\n")
+    (on_path / "infill").chmod(0o755)
+    return {"checkout": checkout, "plugin": checkout / "editors" / "neovim", "venv_infill": venv_infill,
+            "empty": empty, "on_path": on_path / "infill"}
+
+
+LUA_LOOKUP = r"""
+vim.opt.runtimepath:prepend(P.plugin)
+local server = require('infill.server')
+local function eq(a, b, what)
+  if not vim.deep_equal(a, b) then
+    error(('%s: expected %s, got %s'):format(what, vim.inspect(b), vim.inspect(a)), 2)
+  end
+end
+eq(server.checkout_root(), P.checkout, 'the checkout, from the plugin file path')
+vim.env.PATH = P.empty
+local cmd, tried = server.resolve({ 'infill', 'serve', '--stdio' })
+eq(cmd, { P.venv_infill, 'serve', '--stdio' }, "not on PATH: the checkout's .venv")
+eq(tried, { '`infill` on PATH', P.venv_infill }, 'the places looked at')
+vim.env.PATH = vim.fs.dirname(P.on_path)
+eq(server.resolve({ 'infill', 'serve', '--stdio' }), { P.on_path, 'serve', '--stdio' }, 'PATH comes first')
+eq(server.resolve({ P.venv_infill, 'serve' }), { P.venv_infill, 'serve' }, 'a configured command is kept')
+local none, why = server.resolve({ '/nonexistent/infill', 'serve' })
+eq({ none, why }, { nil, { 'cmd = /nonexistent/infill' } }, 'a configured command is not replaced by the lookup')
+-- Nowhere: setup() says where it looked and does not enable a server that cannot start.
+vim.env.PATH = P.empty
+assert(os.remove(P.venv_infill))
+local notes = {}
+vim.notify = function(msg, level) table.insert(notes, { msg, level }) end
+require('infill').setup({})
+eq(#notes, 1, 'one message')
+eq(notes[1][2], vim.log.levels.ERROR, 'an error')
+assert(notes[1][1]:find('`infill` on PATH, ' .. P.venv_infill, 1, true), notes[1][1])
+assert(notes[1][1]:find('scripts/setup.sh', 1, true), notes[1][1])
+eq(vim.lsp.is_enabled('infill'), false, 'not enabled without a server')
+print('lookup ok')
+"""
+
+
+def test_server_lookup_order(nvim_binary: str, tmp_path: Path) -> None:
+    places = fake_checkout(tmp_path)
+    script = tmp_path / "lookup.lua"
+    script.write_text("local P = vim.json.decode(" + lua_string(json.dumps({k: str(v) for k, v in places.items()}))
+                      + ")\n" + LUA_LOOKUP)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path / "s"),
+           "XDG_DATA_HOME": str(tmp_path / "d")}
+    result = subprocess.run([nvim_binary, "--clean", "--headless", "-l", str(script)], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lookup ok" in result.stdout + result.stderr
+
+
+def test_plugin_starts_the_checkouts_venv_server_without_configuration(nvim_binary: str, tmp_path: Path) -> None:
+    """setup() with no `cmd`, no `infill` on PATH: the plugin starts <checkout>/.venv/bin/infill by itself."""
+    places = fake_checkout(tmp_path)
+    workdir = tmp_path / "nvim"
+    workdir.mkdir()
+    # A remote backend nobody listens on: the server initializes without starting a model.
+    settings = {"completion": {"kind": "llama.cpp/completion", "api_endpoint": "http://127.0.0.1:9"}}
+    init = workdir / "init.lua"
+    init.write_text(f"vim.opt.runtimepath:prepend({lua_string(str(places['plugin']))})\n"
+                    "vim.o.swapfile = false\n"
+                    "vim.cmd('runtime plugin/infill.lua')\n"
+                    f"require('infill').setup({{ settings = vim.json.decode({lua_string(json.dumps(settings))}) }})\n")
+    state = workdir / "state"
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.access(os.path.join(d, "infill"), os.X_OK))
+    env = {**os.environ, "PATH": path, "XDG_CONFIG_HOME": str(workdir / "config"), "XDG_STATE_HOME": str(state),
+           "XDG_DATA_HOME": str(workdir / "data"), "XDG_CACHE_HOME": str(workdir / "cache")}
+    editor = Nvim(nvim_binary, workdir, init, env)
+    try:
+        source = tmp_path / "lookup.py"
+        source.write_text("x = 1\n")
+        editor.send(f"<Esc>:edit! {source}<CR>")
+        editor.wait_for(lambda: editor.lua("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })[1] "
+                                           "return c ~= nil and c.initialized == true end)()"),
+                        READY_TIMEOUT, "the infill server from the checkout's .venv to start")
+        assert editor.lua("vim.lsp.get_clients({ name = 'infill' })[1].config.cmd") == [
+            str(places["venv_infill"]), "serve", "--stdio"]
+    finally:
+        quit_leaving_nothing(editor, state)
+
+
 def quit_leaving_nothing(editor: "Nvim", state) -> None:
     """Quit Neovim and check it exited cleanly and stopped the server and its llama-server: nothing may outlive
     the editor (processes are found by the test's own XDG_STATE_HOME in their environment)."""

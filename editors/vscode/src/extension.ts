@@ -14,7 +14,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { matchPartialAcceptance, OfferedItem } from './partial';
-import { missingServerMessage, resolveCommand } from './serverCommand';
+import { checkoutRoots, DEFAULT_COMMAND, findServer, missingServerMessage } from './serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from './settings';
 import { NOT_RUNNING, parseStatus, ServerStatus, statusView } from './status';
 
@@ -69,14 +69,15 @@ class InfillExtension implements vscode.Disposable {
             return;
         }
         const config = this.configuration();
-        const command = config.get<string>('server.command', 'infill');
+        const command = config.get<string>('server.command', DEFAULT_COMMAND);
         const args = config.get<string[]>('server.args', ['serve', '--stdio']);
         const extraEnv = config.get<Record<string, string>>('server.env', {});
         const env = { ...process.env, ...extraEnv };
         const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-        const resolved = resolveCommand(command, env.PATH ?? env.Path, cwd);
+        const lookup = findServer(command, env.PATH ?? env.Path, cwd, checkoutRoots());
+        const resolved = lookup.path;
         if (resolved === null) {
-            const message = missingServerMessage(command);
+            const message = missingServerMessage(lookup);
             this.output.appendLine(message);
             this.showStatus({ kind: 'error', message });
             const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
@@ -87,6 +88,7 @@ class InfillExtension implements vscode.Disposable {
             }
             return;
         }
+        this.output.appendLine(`Infill: starting ${resolved} ${args.join(' ')}`);
         const serverOptions: ServerOptions = { command: resolved, args, options: { env, cwd } };
         const clientOptions: LanguageClientOptions = {
             documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

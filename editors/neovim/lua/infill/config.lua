@@ -14,7 +14,7 @@ local M = {}
 ---@field dismiss string|false       Hide the suggestion.
 
 ---@class infill.Options
----@field cmd string[]               The server command.
+---@field cmd string[]               The server command; a plain `infill` is looked up (lua/infill/server.lua).
 ---@field cmd_env? table<string,string> Extra environment variables for the server (e.g. the API-key variable).
 ---@field filetypes? string[]        Filetypes to attach to; nil means every buffer with a file type.
 ---@field root_markers string[]      Files that mark the workspace root (single-file mode when none is found).

@@ -9,6 +9,7 @@
 local config = require('infill.config')
 local status = require('infill.status')
 local accept = require('infill.accept')
+local server = require('infill.server')
 
 local M = {}
 
@@ -37,14 +38,19 @@ local function as_object(tbl)
   return tbl
 end
 
---- The `vim.lsp.Config` for the server, built from the resolved options.
+--- The `vim.lsp.Config` for the server, built from the resolved options. The default `infill` command is looked up
+--- on PATH, then in the checkout's .venv (lua/infill/server.lua); when neither has it the user is told where it looked.
 ---@param opts? infill.Options
 ---@return vim.lsp.Config
 function M.lsp_config(opts)
   opts = opts or M.options or config.resolve()
+  local cmd, tried = server.resolve(opts.cmd)
+  if not cmd then
+    server.notify_missing(tried)
+  end
   return {
     name = NAME,
-    cmd = opts.cmd,
+    cmd = cmd or opts.cmd,
     cmd_env = opts.cmd_env,
     filetypes = opts.filetypes,
     root_markers = opts.root_markers,
@@ -260,8 +266,19 @@ end
 function M.start(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   local cfg = M.has_lsp_config() and vim.lsp.config[NAME] or M.lsp_config()
+  -- Looked up again: the server may have been installed since setup().
+  local cmd, tried = server.resolve((M.options or config.defaults).cmd)
+  if not cmd then
+    server.notify_missing(tried, true)
+    return nil
+  end
+  if M.has_lsp_config() and vim.lsp.is_enabled and not vim.lsp.is_enabled(NAME) then
+    -- setup() found no server; now there is one: buffers opened from now on get it too.
+    vim.lsp.config(NAME, { cmd = cmd })
+    vim.lsp.enable(NAME)
+  end
   local root_dir = vim.fs.root(bufnr, (M.options or config.defaults).root_markers)
-  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { root_dir = root_dir }), { bufnr = bufnr })
+  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { cmd = cmd, root_dir = root_dir }), { bufnr = bufnr })
 end
 
 --- `:Infill restart`: stops the servers and starts one again for every buffer they served.
@@ -378,7 +395,11 @@ function M.setup(opts)
   })
   if M.has_lsp_config() then
     vim.lsp.config(NAME, M.lsp_config(M.options))
-    vim.lsp.enable(NAME)
+    -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.
+    -- `:Infill restart` looks again (after an install).
+    if server.resolve(M.options.cmd) then
+      vim.lsp.enable(NAME)
+    end
   else
     -- Neovim 0.10: start per buffer ourselves.
     api.nvim_create_autocmd('FileType', {
