@@ -7,28 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from typing import Callable, Literal
 
 from .config import EngineConfig, ModelConfig
 from .errors import BackendUnavailable, InfillError
-from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats
+from .types import Completion, CompletionOptions, CompletionRequest, StatusCallback, StatusEvent
+
+__all__ = ["Engine", "StatusCallback", "StatusEvent"]
 
 log = logging.getLogger(__name__)
-
-StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
-
-
-@dataclass(frozen=True)
-class StatusEvent:
-    kind: StatusKind
-    message: str
-    detail: str | None = None
-    #: 0-100 while starting, when known.
-    percent: int | None = None
-
-
-StatusCallback = Callable[[StatusEvent], None]
 
 
 class Engine:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 Mode = Literal["standard", "next_edit_suggestion"]
 MODES: tuple[str, ...] = ("standard", "next_edit_suggestion")
@@ -99,6 +99,25 @@ class Completion:
     stop_reason: StopReason
     stats: GenerationStats = field(default_factory=GenerationStats)
     prompt: Prompt | None = None
+
+
+# --- status -----------------------------------------------------------------------------------------------------------
+# Here, below every engine module, because the engine, the local server, its supervisor and the model resolution all
+# report progress: defined in `engine.api` they made an import circle.
+
+StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    kind: StatusKind
+    message: str
+    detail: str | None = None
+    #: 0-100 while starting, when known.
+    percent: int | None = None
+
+
+StatusCallback = Callable[[StatusEvent], None]
 
 
 # --- chat -----------------------------------------------------------------------------------------------------------

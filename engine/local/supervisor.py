@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 
 import httpx
 
-from ..api import StatusEvent
+from ..types import StatusEvent
 from ..config import LocalServerSettings
 from ..errors import BackendUnavailable
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import StatusCallback, StatusEvent
+from ..types import StatusCallback, StatusEvent
 from ..config import EngineConfig, ModelConfig
 from ..errors import ModelError
 from .default import default_model_path

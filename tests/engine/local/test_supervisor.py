@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.api import StatusEvent
+from engine.types import StatusEvent
 from engine.config import LocalServerSettings
 from engine.errors import BackendUnavailable
 from engine.local import supervisor as supervisor_module

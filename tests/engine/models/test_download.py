@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from engine.api import StatusEvent
+from engine.types import StatusEvent
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ModelError
 from engine.models import registry as registry_module

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import StatusEvent
+from engine.types import StatusEvent
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ModelError
 from engine.models import resolve_model
