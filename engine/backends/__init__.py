@@ -17,7 +17,7 @@ from ..config import HttpSettings, ModelConfig
 from ..errors import ConfigError
 from ..streams import ChatCompletionStream, CompletionStream, Embedding
 from . import http
-from .rate_limit import DEFAULT_REMOTE_RPM, LimitedChat, LimitedCompletion, LimitedEmbedding, limiter_for
+from .rate_limit import DEFAULT_REMOTE_RPM, RateLimited, limiter_for
 
 Role = Literal["completion", "chat", "embedding"]
 
@@ -248,17 +248,17 @@ def _build(cfg: ModelConfig, role: Role, section: str | None):
 
 def create_completion_stream(cfg: ModelConfig, section: str | None = None) -> CompletionStream:
     backend, limiter, release = _build(cfg, "completion", section)
-    return LimitedCompletion(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 def create_chat_stream(cfg: ModelConfig, section: str | None = None) -> ChatCompletionStream:
     backend, limiter, release = _build(cfg, "chat", section)
-    return LimitedChat(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 def create_embedding(cfg: ModelConfig, section: str | None = None) -> Embedding:
     backend, limiter, release = _build(cfg, "embedding", section)
-    return LimitedEmbedding(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 __all__ = ["KINDS", "COMPLETION_KINDS", "CHAT_KINDS", "EMBEDDING_KINDS", "KindSpec", "create_completion_stream",
