@@ -16,11 +16,10 @@ import email.utils
 import ipaddress
 import json
 import logging
-import re
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -28,6 +27,7 @@ from httpx_sse import EventSource
 
 from ..config import HttpSettings
 from ..errors import BackendError, ConfigError
+from ..redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -79,22 +79,6 @@ def _origin(url: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Secrets
-
-
-def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
-    """`text` with every given secret and every bearer token replaced, so it can be logged or shown."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return re.sub(r"(?i)(bearer\s+)[^\s\"',]+", r"\1***", text)
-
-
-_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers safe to log: credentials replaced by ***."""
-    return {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
 
 
 def bearer(api_key: str | None) -> dict[str, str]:
