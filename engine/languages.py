@@ -9,16 +9,11 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Iterator, Mapping
 
 from .config import LanguageOverride, from_dict
 from .errors import ConfigError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from .tomlfiles import read_packaged
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +112,7 @@ def _merge(base: Language, override: LanguageOverride, key: str) -> Language:
 
 
 def _read_packaged() -> dict[str, Any]:
-    text = resources.files("engine").joinpath(TABLE_FILE).read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_packaged("engine", TABLE_FILE)
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,15 +13,10 @@ import logging
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Awaitable, Callable
 
+from .tomlfiles import read_packaged
 from .types import CompletionRequest, Prompt
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +44,7 @@ SETTING = "prompt_template"
 @functools.lru_cache(maxsize=1)
 def families() -> dict[str, dict[str, Any]]:
     """The packaged templates by family name (engine/templates.toml)."""
-    text = resources.files("engine").joinpath("templates.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_packaged("engine", "templates.toml")
 
 
 def _family_index() -> dict[str, str]:

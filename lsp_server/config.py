@@ -12,18 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from engine.tomlfiles import tomllib
 
 SECTION = "infill"
 ENGINE_KEYS = frozenset(f.name for f in dataclasses.fields(EngineConfig))

@@ -15,22 +15,17 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..errors import ModelError
+from ..tomlfiles import read_packaged
 from .spec import TABBY_JSON, is_tabby_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DEFAULT_DIR = "_default"
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_REGISTRY_FILE = Path(__file__).with_name("registry.toml")
+_REGISTRY_FILE = "registry.toml"
 _SPLIT = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 
 
@@ -153,8 +148,7 @@ def _parse_registry(data: dict, source: str) -> dict[str, KnownModel]:
 
 @functools.lru_cache(maxsize=1)
 def load_registry() -> dict[str, KnownModel]:
-    with _REGISTRY_FILE.open("rb") as handle:
-        return _parse_registry(tomllib.load(handle), str(_REGISTRY_FILE))
+    return _parse_registry(read_packaged("engine.models", _REGISTRY_FILE), _REGISTRY_FILE)
 
 
 def known_model(model_id: ModelId) -> KnownModel | None:
