@@ -14,6 +14,7 @@ from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
+from .validation import check_stop_words, check_token_budget
 
 
 @dataclass
@@ -36,19 +37,14 @@ class CodeGeneration:
     def __init__(self, stream: CompletionStream, template: PromptTemplate, languages: LanguageTable, *,
                  count_tokens: CountTokens | None = None, max_prefix_tokens: int = 1024,
                  max_suffix_tokens: int = 256, stable_clip: bool = True, extra_stop_words: Iterable[str] = ()):
-        extra = tuple(extra_stop_words)
-        if any(w == "" for w in extra):
-            raise ValueError("additional_stop_words must not contain an empty string")
-        if max_prefix_tokens < 0 or max_suffix_tokens < 0:
-            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
         self.stream = stream
         self.template = template
         self.languages = languages
         self.count_tokens = count_tokens
-        self.max_prefix_tokens = max_prefix_tokens
-        self.max_suffix_tokens = max_suffix_tokens
+        self.max_prefix_tokens = check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+        self.max_suffix_tokens = check_token_budget(max_suffix_tokens, "max_suffix_tokens")
         self.stable_clip = stable_clip
-        self.extra_stop_words = extra
+        self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
 
     def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words."""

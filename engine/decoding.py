@@ -21,17 +21,11 @@ from typing import Iterable
 
 import pygtrie
 
+from .validation import check_stop_words
+
 
 def _validated(words: Iterable[str]) -> frozenset[str]:
-    if isinstance(words, str):
-        raise ValueError(f"stop_words must be a list of strings, got the string {words!r}")
-    out = frozenset(words)
-    for word in out:
-        if not isinstance(word, str):
-            raise ValueError(f"stop_words must hold strings, got {word!r}")
-        if word == "":
-            raise ValueError("stop_words must not contain an empty string")
-    return out
+    return frozenset(check_stop_words(words))
 
 
 @functools.lru_cache(maxsize=256)

@@ -14,6 +14,7 @@ from typing import Any, Iterator, Mapping
 from .config import LanguageOverride, from_dict
 from .errors import ConfigError
 from .tomlfiles import read_packaged
+from .validation import InvalidValue, check_stop_words
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,16 @@ def _check_words(values: Any, key: str) -> tuple[str, ...]:
             raise ConfigError(f"{key}[{i}]", f"expected a string, got {value!r}")
         if value == "":
             raise ConfigError(f"{key}[{i}]", "must not be empty")
-        if value.strip() == "" and not key.endswith("extra_stop_words"):
+        if value.strip() == "":
             raise ConfigError(f"{key}[{i}]", "must not be blank")
     return tuple(values)
+
+
+def _check_stop_words(values: Any, key: str) -> tuple[str, ...]:
+    try:
+        return check_stop_words(values, key)
+    except InvalidValue as exc:
+        raise ConfigError(exc.key, exc.problem) from None
 
 
 def _language_from_override(name: str, override: LanguageOverride, key: str) -> Language:
@@ -94,7 +102,7 @@ def _language_from_override(name: str, override: LanguageOverride, key: str) -> 
         aliases=_check_words(override.aliases, f"{key}.aliases"),
         line_comment=comment,
         top_level_keywords=_check_words(override.top_level_keywords, f"{key}.top_level_keywords"),
-        extra_stop_words=_check_words(override.extra_stop_words, f"{key}.extra_stop_words"),
+        extra_stop_words=_check_stop_words(override.extra_stop_words, f"{key}.extra_stop_words"),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Awaitable, Callable
 
 from .tomlfiles import read_packaged
 from .types import CompletionRequest, Prompt
+from .validation import check_stop_words, check_token_budget
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,8 @@ class PromptTemplate:
     def __post_init__(self) -> None:
         if self.template is not None:
             _check_template(self.template)
-        if any(not isinstance(w, str) or w == "" for w in self.stop_words):
-            raise ValueError(f"{SETTING} {self.name!r}: stop words must be non-empty strings")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        words = check_stop_words(self.stop_words, f"{SETTING} {self.name!r}: stop_words")
+        object.__setattr__(self, "stop_words", words)
 
     @classmethod
     def from_setting(cls, value: str | None) -> "PromptTemplate":
@@ -117,13 +117,6 @@ def _check_template(template: str) -> None:
 
 async def _count_chars(text: str) -> int:
     return len(text)
-
-
-def _check_budget(budget: int, setting: str) -> None:
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        raise ValueError(f"{setting} must be an integer, got {budget!r}")
-    if budget < 0:
-        raise ValueError(f"{setting} must not be negative, got {budget}")
 
 
 def _step(budget: int, count_tokens: CountTokens | None, stable: bool) -> int:
@@ -194,7 +187,7 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_prefix_tokens", stable: bool = True) -> str:
     """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -218,7 +211,7 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_suffix_tokens", stable: bool = True) -> str:
     """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -265,8 +258,8 @@ async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, 
                        stable_clip: bool = True) -> Prompt:
     """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
     characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip)."""
-    _check_budget(max_prefix_tokens, "max_prefix_tokens")
-    _check_budget(max_suffix_tokens, "max_suffix_tokens")
+    check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+    check_token_budget(max_suffix_tokens, "max_suffix_tokens")
     if count_tokens is not None:
         try:
             return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip)

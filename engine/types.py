@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
+from .validation import check_stop_words
+
 Mode = Literal["standard", "next_edit_suggestion"]
 MODES: tuple[str, ...] = ("standard", "next_edit_suggestion")
 
@@ -40,11 +42,7 @@ class CompletionOptions:
         if not isinstance(self.presence_penalty, (int, float)) or isinstance(self.presence_penalty, bool) \
                 or not -2.0 <= float(self.presence_penalty) <= 2.0:
             raise ValueError(f"presence_penalty must be a number from -2 to 2, got {self.presence_penalty!r}")
-        if isinstance(self.stop_words, str) or not all(isinstance(w, str) for w in self.stop_words):
-            raise ValueError(f"stop_words must be a list of strings, got {self.stop_words!r}")
-        if any(w == "" for w in self.stop_words):
-            raise ValueError("stop_words must not contain an empty string")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        object.__setattr__(self, "stop_words", check_stop_words(self.stop_words))
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
