@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import ModelError
+from ..prompt import PromptTemplate
 from ..tomlfiles import read_packaged
 from .spec import TABBY_JSON, is_tabby_dir
 
@@ -127,8 +128,22 @@ class KnownModel:
     id: str
     repo: str
     files: tuple[KnownFile, ...]
+    #: A template family of engine/templates.toml (by name, so that the family's stop words come with it).
     prompt_template: str | None = None
     chat_template: str | None = None
+
+
+def _template_family(value: object, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "{" in value:
+        raise ModelError(f"{where}: prompt_template must name a template family of engine/templates.toml, "
+                         f"got {value!r}")
+    try:
+        PromptTemplate.from_setting(value)
+    except ValueError as exc:
+        raise ModelError(f"{where}: {exc}") from None
+    return value
 
 
 def _parse_registry(data: dict, source: str) -> dict[str, KnownModel]:
@@ -142,7 +157,8 @@ def _parse_registry(data: dict, source: str) -> dict[str, KnownModel]:
             raise ModelError(f"{where}: each entry needs repo and files = [{{file, sha256}}] ({exc})") from None
         if not files:
             raise ModelError(f"{where}: files is empty")
-        models[model_id] = KnownModel(model_id, repo, files, entry.get("prompt_template"), entry.get("chat_template"))
+        models[model_id] = KnownModel(model_id, repo, files, _template_family(entry.get("prompt_template"), where),
+                                      entry.get("chat_template"))
     return models
 
 
