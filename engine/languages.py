@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Iterator, Mapping
 
 from .config import LanguageOverride, from_dict
@@ -128,6 +129,16 @@ def default_stop_words() -> tuple[str, ...]:
     """The stop words every language has: blank lines and model sentinels."""
     defaults = from_dict(Defaults, _read_packaged().get("defaults", {}), f"{TABLE_FILE}: defaults")
     return defaults.stop_words()
+
+
+@functools.lru_cache(maxsize=1)
+def _file_extensions() -> dict[str, str]:
+    return {ext.lower(): language_id for ext, language_id in _read_packaged().get("file_extensions", {}).items()}
+
+
+def language_id_for_path(path: str | PurePath) -> str:
+    """The LSP languageId of a file from its extension (the table's `file_extensions`); "plaintext" when unknown."""
+    return _file_extensions().get(PurePath(path).suffix.lower(), "plaintext")
 
 
 def _packaged_languages() -> list[Language]:
