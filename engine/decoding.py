@@ -1,9 +1,9 @@
 """Stop words, checked while the completion streams in.
 
-Two pitfalls of the usual design are avoided (see shared/notes/anchors.md): checking only the end of the text after
-each chunk misses a stop word followed by more text in the same chunk, and re-reversing the whole text per chunk makes
-every chunk cost more than the last. Here each chunk is scanned once, together with the few characters held back from
-the previous one, so the cost per chunk depends on the chunk and on the longest stop word only.
+Two pitfalls of the usual design are avoided: checking only the end of the text after each chunk misses a stop word
+followed by more text in the same chunk, and re-reversing the whole text per chunk makes every chunk cost more than the
+last. Here each chunk is scanned once, together with the few characters held back from the previous one, so the cost per
+chunk depends on the chunk and on the longest stop word only.
 
 `stop_trie` keeps the classic representation (stop words reversed into a pygtrie trie, as Tabby does), used where the
 question is "does the text end with a stop word". The streaming matcher compiles the same words into one regular

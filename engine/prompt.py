@@ -1,9 +1,9 @@
 """Fill-in-the-middle prompts: templates by model family, per-side clipping, line endings.
 
 The prefix and the suffix are clipped separately and before templating, so the template's markers are never cut off
-(anchors pitfall 1). Clip points sit on line starts taken from a fixed grid of positions, so while the user types at
-the end of the prefix the beginning of the prompt stays the same for many keystrokes and the model server can reuse
-its prompt cache."""
+(clipping the finished prompt to a budget can cut the FIM marker that opens it). Clip points sit on line starts taken
+from a fixed grid of positions, so while the user types at the end of the prefix the beginning of the prompt stays the
+same for many keystrokes and the model server can reuse its prompt cache."""
 
 from __future__ import annotations
 
