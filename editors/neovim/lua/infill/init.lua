@@ -24,11 +24,6 @@ function M.has_inline_completion()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get ~= nil
 end
 
---- Whether this Neovim has `vim.lsp.config`/`vim.lsp.enable` (0.11+).
-function M.has_lsp_config()
-  return type(vim.lsp.config) == 'table' and vim.lsp.enable ~= nil
-end
-
 --- An empty Lua table encodes as a JSON list; the server wants an object for its settings.
 local function as_object(tbl)
   if next(tbl) == nil then
@@ -71,10 +66,8 @@ function M.update_settings(settings)
   local opts = M.options or config.resolve()
   opts.settings = vim.tbl_deep_extend('force', opts.settings, settings)
   M.options = opts
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
-      settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
-  end
+  vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
+    settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
   for _, client in ipairs(M.clients()) do
     client.settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) }
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
@@ -256,10 +249,10 @@ function M.status()
   vim.notify('Infill: ' .. table.concat(lines, '\n'), vim.log.levels.INFO)
 end
 
---- Starts the server for `bufnr` (used when `vim.lsp.enable` is unavailable, and by restart).
+--- Starts the server for `bufnr` (used by restart).
 function M.start(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local cfg = M.has_lsp_config() and vim.lsp.config[NAME] or M.lsp_config()
+  local cfg = vim.lsp.config[NAME] or M.lsp_config()
   local root_dir = vim.fs.root(bufnr, (M.options or config.defaults).root_markers)
   return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { root_dir = root_dir }), { bufnr = bufnr })
 end
@@ -376,21 +369,8 @@ function M.setup(opts)
       end
     end,
   })
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, M.lsp_config(M.options))
-    vim.lsp.enable(NAME)
-  else
-    -- Neovim 0.10: start per buffer ourselves.
-    api.nvim_create_autocmd('FileType', {
-      group = attach_group,
-      callback = function(ev)
-        local fts = M.options.filetypes
-        if vim.bo[ev.buf].buftype == '' and (not fts or vim.tbl_contains(fts, ev.match)) then
-          M.start(ev.buf)
-        end
-      end,
-    })
-  end
+  vim.lsp.config(NAME, M.lsp_config(M.options))
+  vim.lsp.enable(NAME)
 end
 
 return M
