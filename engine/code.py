@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterable
+from typing import AsyncGenerator, Iterable
 
 from .decoding import StopCondition
 from .languages import LanguageTable
@@ -58,7 +58,7 @@ class CodeGeneration:
                                     stable_clip=self.stable_clip)
         return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
 
-    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
+    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
         async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
@@ -85,7 +85,7 @@ class CodeGeneration:
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)
 
-    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
+    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
 
         Standard mode only: a next-edit suggestion is meaningful only when complete, so it comes as one item."""

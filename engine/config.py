@@ -60,7 +60,7 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
         if value in args:
             return value
         raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(value, tp):
             return value
         if not isinstance(value, Mapping):

@@ -176,14 +176,16 @@ class LanguageTable:
         table._build_index()
         return table
 
-    def _apply(self, name: str, override: LanguageOverride | Mapping[str, Any]) -> None:
+    def _apply(self, name: str, given: LanguageOverride | Mapping[str, Any]) -> None:
         key = f"languages.{name}"
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("languages", f"a language name must be a non-empty string, got {name!r}")
-        if not isinstance(override, LanguageOverride):
-            if not isinstance(override, Mapping):
-                raise ConfigError(key, f"expected a table, got {override!r}")
-            override = from_dict(LanguageOverride, override, key)
+        if isinstance(given, LanguageOverride):
+            override = given
+        elif isinstance(given, Mapping):
+            override = from_dict(LanguageOverride, given, key)
+        else:
+            raise ConfigError(key, f"expected a table, got {given!r}")
         existing = self._find(name)
         if existing is not None:
             updated = _merge(existing, override, key)

@@ -19,7 +19,7 @@ import logging
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -363,7 +363,7 @@ async def _drain(rest: AsyncIterator) -> None:
 async def ndjson_json(response: httpx.Response, vendor: str, done_key: str = "done") -> AsyncGenerator[dict, None]:
     """The JSON objects of a newline-delimited JSON stream (Ollama) up to the one with `done_key` true, before which
     the rest of the body is read so the connection can be reused; blank lines are skipped."""
-    lines = response.aiter_lines()
+    lines = cast(AsyncGenerator[str, None], response.aiter_lines())  # an async generator, typed as an iterator
     try:
         async for line in lines:
             line = line.strip()

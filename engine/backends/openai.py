@@ -1,4 +1,5 @@
-"""OpenAI-compatible endpoints: `/completions` (FIM through `suffix`, or prompt only), `/chat/completions`, `/embeddings`.
+"""OpenAI-compatible endpoints: `/completions` (FIM through `suffix`, or prompt only), `/chat/completions`,
+`/embeddings`.
 
 vLLM, DeepSeek and llama-server speak the same protocol, so they are this module with other defaults
 (see the kind table in `engine/backends/__init__.py`). The endpoint is the API base including its version path,

