@@ -7,28 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import TYPE_CHECKING
 
 from .config import EngineConfig, ModelConfig
 from .errors import BackendUnavailable, InfillError
-from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats
+from .types import Completion, CompletionOptions, CompletionRequest, StatusCallback, StatusEvent
+
+if TYPE_CHECKING:  # imported when the engine starts: a remote backend never loads the local server's modules
+    from .code import CodeGeneration
+    from .local.server import LocalServer
+    from .streams import CompletionStream
+
+__all__ = ["Engine", "StatusCallback", "StatusEvent"]
 
 log = logging.getLogger(__name__)
-
-StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
-
-
-@dataclass(frozen=True)
-class StatusEvent:
-    kind: StatusKind
-    message: str
-    detail: str | None = None
-    #: 0-100 while starting, when known.
-    percent: int | None = None
-
-
-StatusCallback = Callable[[StatusEvent], None]
 
 
 class Engine:
@@ -43,8 +35,8 @@ class Engine:
         self._ready = asyncio.Event()
         self._start_task: asyncio.Task | None = None
         self._start_error: BaseException | None = None
-        self._local = None  # engine.local.server.LocalServer when kind == "local"
-        self._generation = None  # engine.code.CodeGeneration
+        self._local: LocalServer | None = None  # when kind == "local"
+        self._generation: CodeGeneration | None = None
         self.status = StatusEvent("starting", "Infill is starting")
 
     def _emit(self, event: StatusEvent) -> None:
@@ -68,6 +60,7 @@ class Engine:
             languages = LanguageTable.load(self.config.languages)
             self._emit(StatusEvent("starting", f"Starting the {cfg.kind} completion backend", percent=0))
             count_tokens = None
+            stream: CompletionStream
             if cfg.kind == "local":
                 from .local.server import start_local_server
 

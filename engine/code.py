@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterable
+from typing import AsyncGenerator, Iterable
 
 from .decoding import StopCondition
 from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
+from .validation import check_stop_words, check_token_budget
 
 
 @dataclass
@@ -36,19 +37,14 @@ class CodeGeneration:
     def __init__(self, stream: CompletionStream, template: PromptTemplate, languages: LanguageTable, *,
                  count_tokens: CountTokens | None = None, max_prefix_tokens: int = 1024,
                  max_suffix_tokens: int = 256, stable_clip: bool = True, extra_stop_words: Iterable[str] = ()):
-        extra = tuple(extra_stop_words)
-        if any(w == "" for w in extra):
-            raise ValueError("additional_stop_words must not contain an empty string")
-        if max_prefix_tokens < 0 or max_suffix_tokens < 0:
-            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
         self.stream = stream
         self.template = template
         self.languages = languages
         self.count_tokens = count_tokens
-        self.max_prefix_tokens = max_prefix_tokens
-        self.max_suffix_tokens = max_suffix_tokens
+        self.max_prefix_tokens = check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+        self.max_suffix_tokens = check_token_budget(max_suffix_tokens, "max_suffix_tokens")
         self.stable_clip = stable_clip
-        self.extra_stop_words = extra
+        self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
 
     def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
@@ -62,7 +58,7 @@ class CodeGeneration:
                                     stable_clip=self.stable_clip)
         return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
 
-    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
+    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
         async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
@@ -89,7 +85,7 @@ class CodeGeneration:
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)
 
-    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
+    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
 
         Standard mode only: a next-edit suggestion is meaningful only when complete, so it comes as one item."""

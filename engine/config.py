@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .errors import ConfigError
+from .validation import check_stop_words, check_token_budget
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Generic dict → dataclass conversion
@@ -59,7 +60,7 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
         if value in args:
             return value
         raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(value, tp):
             return value
         if not isinstance(value, Mapping):
@@ -215,10 +216,9 @@ class ModelConfig:
     local: LocalServerSettings = field(default_factory=LocalServerSettings)
 
     def __post_init__(self) -> None:
-        if self.max_prefix_tokens < 0 or self.max_suffix_tokens < 0:
-            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
-        if any(w == "" for w in self.additional_stop_words):
-            raise ValueError("additional_stop_words must not contain an empty string")
+        check_token_budget(self.max_prefix_tokens, "max_prefix_tokens")
+        check_token_budget(self.max_suffix_tokens, "max_suffix_tokens")
+        check_stop_words(self.additional_stop_words, "additional_stop_words")
         if self.rate_limit_rpm is not None and self.rate_limit_rpm <= 0:
             raise ValueError("rate_limit_rpm must be a positive integer")
 

@@ -1,9 +1,9 @@
 """Fill-in-the-middle prompts: templates by model family, per-side clipping, line endings.
 
 The prefix and the suffix are clipped separately and before templating, so the template's markers are never cut off
-(anchors pitfall 1). Clip points sit on line starts taken from a fixed grid of positions, so while the user types at
-the end of the prefix the beginning of the prompt stays the same for many keystrokes and the model server can reuse
-its prompt cache."""
+(clipping the finished prompt to a budget can cut the FIM marker that opens it). Clip points sit on line starts taken
+from a fixed grid of positions, so while the user types at the end of the prefix the beginning of the prompt stays the
+same for many keystrokes and the model server can reuse its prompt cache."""
 
 from __future__ import annotations
 
@@ -13,15 +13,11 @@ import logging
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Awaitable, Callable
 
+from .tomlfiles import read_packaged
 from .types import CompletionRequest, Prompt
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from .validation import check_stop_words, check_token_budget
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +45,7 @@ SETTING = "prompt_template"
 @functools.lru_cache(maxsize=1)
 def families() -> dict[str, dict[str, Any]]:
     """The packaged templates by family name (engine/templates.toml)."""
-    text = resources.files("engine").joinpath("templates.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_packaged("engine", "templates.toml")
 
 
 def _family_index() -> dict[str, str]:
@@ -72,9 +67,8 @@ class PromptTemplate:
     def __post_init__(self) -> None:
         if self.template is not None:
             _check_template(self.template)
-        if any(not isinstance(w, str) or w == "" for w in self.stop_words):
-            raise ValueError(f"{SETTING} {self.name!r}: stop words must be non-empty strings")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        words = check_stop_words(self.stop_words, f"{SETTING} {self.name!r}: stop_words")
+        object.__setattr__(self, "stop_words", words)
 
     @classmethod
     def from_setting(cls, value: str | None) -> "PromptTemplate":
@@ -123,13 +117,6 @@ def _check_template(template: str) -> None:
 
 async def _count_chars(text: str) -> int:
     return len(text)
-
-
-def _check_budget(budget: int, setting: str) -> None:
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        raise ValueError(f"{setting} must be an integer, got {budget!r}")
-    if budget < 0:
-        raise ValueError(f"{setting} must not be negative, got {budget}")
 
 
 def _step(budget: int, count_tokens: CountTokens | None, stable: bool) -> int:
@@ -200,7 +187,7 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_prefix_tokens", stable: bool = True) -> str:
     """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -224,7 +211,7 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_suffix_tokens", stable: bool = True) -> str:
     """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -271,8 +258,8 @@ async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, 
                        stable_clip: bool = True) -> Prompt:
     """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
     characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip)."""
-    _check_budget(max_prefix_tokens, "max_prefix_tokens")
-    _check_budget(max_suffix_tokens, "max_suffix_tokens")
+    check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+    check_token_budget(max_suffix_tokens, "max_suffix_tokens")
     if count_tokens is not None:
         try:
             return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
+
+from .validation import check_stop_words
 
 Mode = Literal["standard", "next_edit_suggestion"]
 MODES: tuple[str, ...] = ("standard", "next_edit_suggestion")
@@ -40,11 +42,7 @@ class CompletionOptions:
         if not isinstance(self.presence_penalty, (int, float)) or isinstance(self.presence_penalty, bool) \
                 or not -2.0 <= float(self.presence_penalty) <= 2.0:
             raise ValueError(f"presence_penalty must be a number from -2 to 2, got {self.presence_penalty!r}")
-        if isinstance(self.stop_words, str) or not all(isinstance(w, str) for w in self.stop_words):
-            raise ValueError(f"stop_words must be a list of strings, got {self.stop_words!r}")
-        if any(w == "" for w in self.stop_words):
-            raise ValueError("stop_words must not contain an empty string")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        object.__setattr__(self, "stop_words", check_stop_words(self.stop_words))
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
@@ -99,6 +97,25 @@ class Completion:
     stop_reason: StopReason
     stats: GenerationStats = field(default_factory=GenerationStats)
     prompt: Prompt | None = None
+
+
+# --- status -----------------------------------------------------------------------------------------------------------
+# Here, below every engine module, because the engine, the local server, its supervisor and the model resolution all
+# report progress: defined in `engine.api` they made an import circle.
+
+StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    kind: StatusKind
+    message: str
+    detail: str | None = None
+    #: 0-100 while starting, when known.
+    percent: int | None = None
+
+
+StatusCallback = Callable[[StatusEvent], None]
 
 
 # --- chat -----------------------------------------------------------------------------------------------------------

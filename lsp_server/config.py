@@ -4,26 +4,22 @@ Sources, later wins: built-in defaults → the user's config file → initializa
 (section `infill`) → workspace/didChangeConfiguration. Each source is kept as the raw dict it came in, so a bad value
 in one source can be rejected on its own while the last good configuration stays in force.
 
-The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys (`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`,
-`default_org`) sit beside the server's own keys, so `{"completion": {"kind": "local"}}` works as editors send it.
+The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys
+(`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`, `default_org`) sit beside the server's own keys,
+so `{"completion": {"kind": "local"}}` works as editors send it.
 Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from engine.tomlfiles import tomllib
 
 SECTION = "infill"
 ENGINE_KEYS = frozenset(f.name for f in dataclasses.fields(EngineConfig))

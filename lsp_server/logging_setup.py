@@ -8,32 +8,17 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
-import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from lsprotocol import types
 
-_KEY_PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
-    re.compile(r"\b(sk-|sk_|xai-|gsk_|hf_)[A-Za-z0-9_\-]{10,}"),
-)
-
+from engine.redact import redact
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "infill"
-
-
-def redact(message: str, secrets: Iterable[str] = ()) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            message = message.replace(secret, "[REDACTED]")
-    for pattern in _KEY_PATTERNS:
-        message = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + "[REDACTED]", message)
-    return message
 
 
 def show_text(text: str, debug: bool) -> str:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from engine.api import Engine, StatusEvent
 from engine.types import CompletionOptions, CompletionRequest
 
+from . import postprocess
 from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
@@ -31,40 +32,22 @@ class Suggestion:
     source: str = "model"  # model | cache | typing-through
 
 
-# --- post-processing (written in lsp_server/postprocess; guarded so this module works before it lands) -------------
-
-def _load_postprocess() -> Any | None:
-    try:
-        from . import postprocess
-    except Exception as exc:  # pragma: no cover - only while the package is being written
-        log.warning("post-processing unavailable (%s); suggestions are shown unfiltered", exc)
-        return None
-    needed = ("PostprocessContext", "before_cache", "after_cache", "replace_range_end")
-    return postprocess if all(hasattr(postprocess, name) for name in needed) else None
-
-
 class Postprocessor:
-    def __init__(self) -> None:
-        self._pp = _load_postprocess()
+    """The post-processing steps (lsp_server/postprocess) applied to a cursor context."""
 
-    def _ctx(self, ctx: CursorContext) -> Any:
-        return self._pp.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
-                                           indent_unit=ctx.indent_unit, multiline=ctx.multiline)
+    @staticmethod
+    def _ctx(ctx: CursorContext) -> postprocess.PostprocessContext:
+        return postprocess.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
+                                              indent_unit=ctx.indent_unit, multiline=ctx.multiline)
 
     def before_cache(self, text: str, ctx: CursorContext) -> str | None:
-        if self._pp is None:
-            return text if text.strip() else None
-        return self._pp.before_cache(text, self._ctx(ctx))
+        return postprocess.before_cache(text, self._ctx(ctx))
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
-        if self._pp is None:
-            return text if text.strip() else None
-        return self._pp.after_cache(text, self._ctx(ctx))
+        return postprocess.after_cache(text, self._ctx(ctx))
 
     def replace_chars(self, text: str, ctx: CursorContext) -> int:
-        if self._pp is None:
-            return 0
-        return max(0, min(len(ctx.line_rest), int(self._pp.replace_range_end(text, self._ctx(ctx)))))
+        return max(0, min(len(ctx.line_rest), int(postprocess.replace_range_end(text, self._ctx(ctx)))))
 
 
 def single_line(text: str) -> str:

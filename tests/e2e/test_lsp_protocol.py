@@ -160,7 +160,7 @@ async def test_request_for_unopened_document_is_answered(client: LanguageClient)
 
 
 async def test_notifications_do_not_accumulate_state(client: LanguageClient):
-    for n in range(20):
+    for _ in range(20):
         uri = open_doc(client, "x = 1\n")
         edit(client, uri, 2, 1, 0, "y")
         client.text_document_did_close(types.DidCloseTextDocumentParams(

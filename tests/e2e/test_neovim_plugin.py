@@ -515,8 +515,8 @@ def test_plugin_starts_the_checkouts_venv_server_without_configuration(nvim_bina
         source = tmp_path / "lookup.py"
         source.write_text("x = 1\n")
         editor.send(f"<Esc>:edit! {source}<CR>")
-        editor.wait_for(lambda: editor.lua("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })[1] "
-                                           "return c ~= nil and c.initialized == true end)()"),
+        editor.wait_for(lambda: editor.lua("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })"
+                                           "[1] return c ~= nil and c.initialized == true end)()"),
                         READY_TIMEOUT, "the infill server from the checkout's .venv to start")
         assert editor.lua("vim.lsp.get_clients({ name = 'infill' })[1].config.cmd") == [
             str(places["venv_infill"]), "serve", "--stdio"]

@@ -43,7 +43,8 @@ def venv_sh(script: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
 
 
 def externally_managed(python: Path) -> bool:
-    code = "import sysconfig, os; print(os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"
+    code = ("import sysconfig, os; "
+            "print(os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))")
     return run([str(python), "-c", code], clean_env()).stdout.strip() == "True"
 
 

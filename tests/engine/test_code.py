@@ -118,7 +118,9 @@ async def test_crlf_document_round_trip():
 
 
 async def test_suffix_never_seeds_the_stop_check():
-    """Anchors pitfall 3: the suffix ends with a newline and the completion starts with one; that is no blank line."""
+    """The suffix ends with a newline and the completion starts with one: that is no blank line (no stop).
+
+    Seeding the stop check with the suffix instead of the prefix would see "\n\n" here and stop at once."""
     stream = ScriptedStream(["\n", "    return x"])
     completion = await generation(stream, template="codestral").generate(
         python("def f(x):", suffix="\n\nprint(f(1))\n"), OPTIONS)
@@ -221,7 +223,7 @@ def test_bad_construction_values_raise_value_error():
         generation(ScriptedStream([]), max_prefix_tokens=-1)
 
 
-# --- over the real llama-server (tiny deterministic model) -------------------------------------------------------------
+# --- over the real llama-server (tiny deterministic model) ------------------------------------------------------------
 
 
 @pytest.mark.llama_server

@@ -1,6 +1,5 @@
 """Pure pieces of the server: items and their replace range, status, the CLI commands' argument handling."""
 
-import asyncio
 
 import pytest
 from lsprotocol import types

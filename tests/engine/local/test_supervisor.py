@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.api import StatusEvent
 from engine.config import LocalServerSettings
 from engine.errors import BackendUnavailable
 from engine.local import supervisor as supervisor_module
 from engine.local.supervisor import LlamaServerSupervisor, diagnose, is_health_noise, server_args
+from engine.types import StatusEvent
 
 REPO = Path(__file__).resolve().parents[3]
 FAST = LocalServerSettings(parallel=1, ctx_size=512, start_timeout=30.0)

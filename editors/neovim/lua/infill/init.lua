@@ -25,11 +25,6 @@ function M.has_inline_completion()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get ~= nil
 end
 
---- Whether this Neovim has `vim.lsp.config`/`vim.lsp.enable` (0.11+).
-function M.has_lsp_config()
-  return type(vim.lsp.config) == 'table' and vim.lsp.enable ~= nil
-end
-
 --- An empty Lua table encodes as a JSON list; the server wants an object for its settings.
 local function as_object(tbl)
   if next(tbl) == nil then
@@ -77,10 +72,8 @@ function M.update_settings(settings)
   local opts = M.options or config.resolve()
   opts.settings = vim.tbl_deep_extend('force', opts.settings, settings)
   M.options = opts
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
-      settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
-  end
+  vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
+    settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
   for _, client in ipairs(M.clients()) do
     client.settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) }
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
@@ -262,17 +255,17 @@ function M.status()
   vim.notify('Infill: ' .. table.concat(lines, '\n'), vim.log.levels.INFO)
 end
 
---- Starts the server for `bufnr` (used when `vim.lsp.enable` is unavailable, and by restart).
+--- Starts the server for `bufnr` (used by restart).
 function M.start(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local cfg = M.has_lsp_config() and vim.lsp.config[NAME] or M.lsp_config()
+  local cfg = vim.lsp.config[NAME] or M.lsp_config()
   -- Looked up again: the server may have been installed since setup().
   local cmd, tried = server.resolve((M.options or config.defaults).cmd)
   if not cmd then
     server.notify_missing(tried, true)
     return nil
   end
-  if M.has_lsp_config() and vim.lsp.is_enabled and not vim.lsp.is_enabled(NAME) then
+  if vim.lsp.is_enabled and not vim.lsp.is_enabled(NAME) then
     -- setup() found no server; now there is one: buffers opened from now on get it too.
     vim.lsp.config(NAME, { cmd = cmd })
     vim.lsp.enable(NAME)
@@ -393,24 +386,11 @@ function M.setup(opts)
       end
     end,
   })
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, M.lsp_config(M.options))
-    -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.
-    -- `:Infill restart` looks again (after an install).
-    if server.resolve(M.options.cmd) then
-      vim.lsp.enable(NAME)
-    end
-  else
-    -- Neovim 0.10: start per buffer ourselves.
-    api.nvim_create_autocmd('FileType', {
-      group = attach_group,
-      callback = function(ev)
-        local fts = M.options.filetypes
-        if vim.bo[ev.buf].buftype == '' and (not fts or vim.tbl_contains(fts, ev.match)) then
-          M.start(ev.buf)
-        end
-      end,
-    })
+  vim.lsp.config(NAME, M.lsp_config(M.options))
+  -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.
+  -- `:Infill restart` looks again (after an install).
+  if server.resolve(M.options.cmd) then
+    vim.lsp.enable(NAME)
   end
 end
 
