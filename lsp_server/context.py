@@ -117,6 +117,22 @@ def decide_multiline(policy: MultilinePolicy, language: str, prefix: str, suffix
     return multiline_from_indentation(line_prefix)
 
 
+def _indent_unit(doc: Document, line: int, prefix: str, suffix: str, tab_size: int | None,
+                 insert_spaces: bool | None) -> str:
+    """indent_unit_near, judged again only when the cursor moves to another block of lines or a line is added or
+    removed: typing within a line does not change a document's indentation habit (and the filters judge the
+    nearest lines themselves)."""
+    if insert_spaces is not None:
+        return indent_unit_near(prefix, suffix, tab_size, insert_spaces)
+    key = (line // INDENT_LINES_AFTER, doc.line_count, tab_size)
+    known = doc.facts.get("indent_unit")
+    if known is not None and known[0] == key:
+        return str(known[1])
+    unit = indent_unit_near(prefix, suffix, tab_size)
+    doc.facts["indent_unit"] = (key, unit)
+    return unit
+
+
 def build_context(doc: Document, line: int, character: int, encoding: str = UTF16, *,
                   policy: MultilinePolicy = "auto", indent_unit: str | None = None,
                   tab_size: int | None = None, insert_spaces: bool | None = None,
@@ -135,7 +151,7 @@ def build_context(doc: Document, line: int, character: int, encoding: str = UTF1
     line_rest = text_line[column:column + window.after]
     language = doc.language_id or "plaintext"
     multiline = decide_multiline(policy, language, prefix, suffix, line_prefix, line_rest)
-    unit = indent_unit or indent_unit_near(prefix, suffix, tab_size, insert_spaces)
+    unit = indent_unit or _indent_unit(doc, line_number, prefix, suffix, tab_size, insert_spaces)
     return CursorContext(
         uri=doc.uri, prefix=prefix, suffix=suffix, language=language, filepath=filepath, offset=offset,
         line=line_number, line_prefix=line_prefix, line_rest=line_rest, multiline=multiline, indent_unit=unit)

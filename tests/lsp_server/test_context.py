@@ -130,7 +130,7 @@ def test_indent_unit_from_the_lines_around_the_cursor():
 
 # --- the bounded window ------------------------------------------------------------------------------------------
 
-_words = st.sampled_from(["def", " ", "x", "(", ")", ":", "\n", "\n    ", "é", "中", "😀", "e\u0301", "\t", "\r"])
+_words = st.sampled_from(["def", " ", "x", "(", ")", ":", "\n", "\n    ", "é", "中", "😀", "e\u0301", "\t", "\rx"])
 
 
 async def _count_tokens(text: str) -> int:
@@ -185,3 +185,13 @@ def test_positions_past_the_end_clamp():
     assert (build_context(doc, 0, 99).prefix, build_context(doc, 0, 99).line_rest) == ("ab", "")
     ctx = build_context(doc, 7, 3)
     assert (ctx.prefix, ctx.suffix, ctx.line, ctx.line_prefix) == ("ab\ncd", "", 1, "cd")
+
+
+def test_the_indent_unit_is_judged_again_when_lines_change():
+    doc = Document("file:///a.py", "def f():\n  a\n  if a:\n    b\n", "python")
+    assert build_context(doc, 3, 5).indent_unit == "  "
+    doc.apply_change("\tc\n\tif c:\n\t\td\n\t", (0, 0, 4, 0))  # the whole body, re-indented with tabs
+    assert build_context(doc, 3, 1).indent_unit == "\t"
+    doc.apply_change("x", (3, 1, 3, 1))  # typing within a line keeps what was judged
+    assert build_context(doc, 3, 2).indent_unit == "\t" and doc.facts["indent_unit"][1] == "\t"
+    assert build_context(doc, 3, 2, insert_spaces=True, tab_size=3).indent_unit == "   "  # the editor's wins
