@@ -14,14 +14,15 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from engine import __version__
 from engine.api import StatusEvent
 from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
-from .context import CursorContext, build_context
-from .documents import ENCODINGS, UTF16, DocumentStore, index_to_column
+from .context import CursorContext, Window, build_context
+from .documents import ENCODINGS, UTF16, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
 from .secrets import excluded_by, uri_to_path
@@ -36,9 +37,23 @@ REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 BUSY_AFTER_S = 0.15
 
 
+class InfillProtocol(LanguageServerProtocol):
+    """pygls's protocol without its text synchronisation, so that Infill's DocumentStore is the only copy.
+
+    pygls registers built-in didOpen/didChange/didClose handlers that run before ours, keep a second copy of every
+    document (updated in O(document) per keystroke), clamp the change's `Range` objects in place (we then applied the
+    clamped ranges) and split lines at characters LSP does not break at (`\\f`, `\\u2028`, …). A built-in is registered
+    only when the attribute is callable, so setting these to None leaves our own features as the only handlers."""
+
+    lsp_text_document__did_open = None  # type: ignore[assignment]
+    lsp_text_document__did_change = None  # type: ignore[assignment]
+    lsp_text_document__did_close = None  # type: ignore[assignment]
+
+
 class InfillServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=InfillProtocol)
         self.documents = DocumentStore()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
@@ -229,7 +244,7 @@ def build_server() -> InfillServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
         purge_finished_futures(ls)
-        uri = params.text_document.uri
+        uri = normalize_uri(params.text_document.uri)
         ls.documents.close(uri)
         ls.sessions.forget(uri)
         if ls.service is not None:
@@ -280,7 +295,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
         async with ls._config_lock:
             pass
-    uri = params.text_document.uri
+    uri = normalize_uri(params.text_document.uri)  # the store's key: one per file however it is spelled
     doc = ls.documents.get(uri)
     settings = ls.settings
     if doc is None or ls.service is None:
@@ -297,7 +312,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     encoding = ls.encoding
     position = params.position
     ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
-                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri))
+                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
+                        window=Window.for_model(settings.engine.completion))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
