@@ -88,6 +88,9 @@ class LimitedCompletion:
     def __init__(self, inner, limiter: RateLimiter | None, release: Release | None = None):
         self.inner = inner
         self.native_fim = inner.native_fim
+        self.native_context = getattr(inner, "native_context", False)
+        if hasattr(inner, "warm"):  # llama-server prefills the context on request; others cannot
+            self.warm = inner.warm
         self._limiter = limiter
         self._release = release
 
