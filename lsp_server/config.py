@@ -20,6 +20,8 @@ from typing import Any, Literal, Mapping
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
 
+from .workspace.settings import ContextSettings
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -73,6 +75,8 @@ class ServerSettings:
     #: Debug logging also writes prompts and completions (otherwise redacted).
     log_level: Literal["error", "warning", "info", "debug"] = "info"
     log_file: str | None = None
+    #: Workspace context: snippets from other files in the prompt (lsp_server/workspace, docs/context.md).
+    context: ContextSettings = field(default_factory=ContextSettings)
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:

@@ -19,6 +19,7 @@ from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
+from .workspace.requests import attach as attach_context
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,8 @@ class CompletionService:
         self.cache = CompletionCache(settings.cache_size, settings.cache_ttl, settings.typing_through_max)
         self.post = Postprocessor()
         self.model_calls = 0
+        #: Workspace context (lsp_server.workspace.WorkspaceContext), set by the server; None: current file only.
+        self.workspace = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -157,6 +160,7 @@ class CompletionService:
         engine = self.engine
         request = CompletionRequest(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                     filepath=ctx.filepath)
+        request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count
