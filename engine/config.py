@@ -177,6 +177,9 @@ class LocalServerSettings:
     #: Keep a full-size cache for sliding-window-attention models (Gemma 3). Without it llama-server cannot reuse
     #: the cached prompt after a request was cancelled during its prefill, which is what typing does all the time.
     swa_full: bool = True
+    #: `--cache-reuse N`: reuse cached chunks of at least N tokens by shifting them (llama.cpp PR #9866), so a
+    #: context block that changed in the middle does not cost a full prefill of what follows. 0 turns it off.
+    cache_reuse: int = 256
     start_timeout: float = 120.0
     extra_args: tuple[str, ...] = ()
 
@@ -185,6 +188,8 @@ class LocalServerSettings:
             raise ValueError("parallel must be at least 1")
         if self.ctx_size < 256:
             raise ValueError("ctx_size must be at least 256")
+        if self.cache_reuse < 0:
+            raise ValueError("cache_reuse must not be negative")
         if self.start_timeout <= 0:
             raise ValueError("start_timeout must be a positive number of seconds")
 

@@ -55,6 +55,8 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
         args += ["--flash-attn", "on"]
     if settings.swa_full:
         args.append("--swa-full")
+    if settings.cache_reuse and "--cache-reuse" not in settings.extra_args:
+        args += ["--cache-reuse", str(settings.cache_reuse)]
     if settings.embedding:
         args.append("--embedding")
         if "--pooling" not in settings.extra_args:

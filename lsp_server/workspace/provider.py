@@ -295,10 +295,9 @@ class WorkspaceContext:
         started = time.perf_counter()
         self.counter.count_tokens = count_tokens
         key = _key(cursor.uri)
-        doc = self._docs.get(cursor.uri)
-        if doc is not None and doc.indexed_text is None:  # a document opened since the last tick: index it now
-            if self._refresh(doc):
-                self._bump()
+        # Documents opened since the last tick are indexed now (once each; later changes wait for the tick).
+        if any([self._refresh(doc) for doc in list(self._docs.values()) if doc.indexed_text is None]):
+            self._bump()
         anchor = (cursor.uri, self._version, prefix_only)
         if self._last is not None and self._last[0] == anchor and abs(self._last[1].line - cursor.line) <= RESELECT_LINES:
             reused = self._last[1]

@@ -67,6 +67,8 @@ def test_server_args_from_settings():
         assert absent not in minimal
     assert "--swa-full" in minimal  # prompt-cache reuse for sliding-window models is on by default
     assert "--swa-full" not in server_args("b", "m", 1, LocalServerSettings(swa_full=False))
+    assert "--cache-reuse 256" in minimal  # a changed context block does not cost a full prefill
+    assert "--cache-reuse" not in server_args("b", "m", 1, LocalServerSettings(cache_reuse=0))
 
 
 def test_chat_template_file_is_passed_as_a_file(tmp_path):
