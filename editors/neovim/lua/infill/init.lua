@@ -9,6 +9,7 @@
 local config = require('infill.config')
 local status = require('infill.status')
 local accept = require('infill.accept')
+local yank = require('infill.yank')
 
 local M = {}
 
@@ -376,6 +377,17 @@ function M.setup(opts)
       end
     end,
   })
+  if M.options.send_yanks then
+    api.nvim_create_autocmd('TextYankPost', {
+      group = attach_group,
+      callback = function(ev)
+        local clients = M.clients({ bufnr = ev.buf })
+        if #clients > 0 then
+          yank.send(clients, ev.buf, vim.v.event)
+        end
+      end,
+    })
+  end
   if M.has_lsp_config() then
     vim.lsp.config(NAME, M.lsp_config(M.options))
     vim.lsp.enable(NAME)
