@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
@@ -39,8 +40,8 @@ DEFINITION_LINES = 12
 RESELECT_LINES = 8
 #: Edited and viewed chunks are this many lines around the place (half a window above and below).
 CHUNK_LINES = 16
-#: Candidates considered before the budget (a few per snippet).
-CANDIDATES = 24
+#: Candidates of each kind (definitions, windows) considered before the budget: twice the snippets there is room for.
+CANDIDATES_PER_SNIPPET = 2
 
 
 class OpenDocument(Protocol):
@@ -74,6 +75,8 @@ class Selection:
     elapsed_ms: float = 0.0
     #: The cursor line it was chosen for (it is reused while the cursor stays near).
     line: int = -1
+    #: CPU time of the choice (wall time on a loaded machine is mostly waiting for a core).
+    cpu_ms: float = 0.0
 
     def report(self) -> dict[str, Any]:
         return {"snippets": [{"filename": s.filename, "source": src, "chars": len(s.text)}
@@ -293,6 +296,7 @@ class WorkspaceContext:
                      count_tokens: budget_mod.CountTokens | None = None) -> Selection:
         """The snippets for a request at `cursor`. `prompt_lines`: the current file's lines the prompt shows."""
         started = time.perf_counter()
+        cpu_started = time.thread_time()
         self.counter.count_tokens = count_tokens
         key = _key(cursor.uri)
         # Documents opened since the last tick are indexed now (once each; later changes wait for the tick).
@@ -309,7 +313,8 @@ class WorkspaceContext:
         snippets = tuple(ContextSnippet(c.label, c.text) for c, _ in chosen)
         selection = Selection(snippets, tuple(c.source for c, _ in chosen), sum(t for _, t in chosen), False,
                               folder_name(self.folders), self._label(key),
-                              (time.perf_counter() - started) * 1000, cursor.line)
+                              (time.perf_counter() - started) * 1000, cursor.line,
+                              (time.thread_time() - cpu_started) * 1000)
         self._last = (anchor, selection)
         self.last_report = self._report(cursor, selection)
         return selection
@@ -333,10 +338,11 @@ class WorkspaceContext:
             query[word] = query.get(word, 0) + 1
 
         candidates: list[Candidate] = []
+        limit = max(4, CANDIDATES_PER_SNIPPET * s.max_snippets)
         if s.definitions:
-            candidates += self._definitions(cursor, key, prompt_lines)
+            candidates += self._definitions(cursor, key, prompt_lines, limit)
         if s.open_documents or s.workspace_files:
-            for score, window in self.index.search(query, s.ranking, CANDIDATES,
+            for score, window in self.index.search(query, s.ranking, limit,
                                                    skip=lambda w: w.key == key and w.start < prompt_lines[1]
                                                    and prompt_lines[0] < w.end):
                 open_doc = window.text is not None
@@ -377,16 +383,23 @@ class WorkspaceContext:
             return common / (len(q) + len(words) - common) if common else 0.0
         return self.index.score_words(query, words)
 
-    def _definitions(self, cursor: CursorInfo, key: str, prompt_lines: tuple[int, int]) -> list[Candidate]:
-        """Definitions of the identifiers just above the cursor (nearest first) and of the file's imports."""
+    def _definitions(self, cursor: CursorInfo, key: str, prompt_lines: tuple[int, int],
+                     limit: int) -> list[Candidate]:
+        """Definitions of the identifiers just above the cursor (nearest first, Zed's 1 / (1 + d/10)² weighting)
+        and of the names the file imports but has not used yet (what is imported is usually about to be used)."""
         recent = cursor.prefix.rsplit("\n", DEFINITION_LINES)
         near = identifiers("\n".join(recent[1:]) if len(recent) > DEFINITION_LINES else cursor.prefix)
-        imported = [w for line in cursor.prefix.split("\n")[:200] if _is_import(line) for w in identifiers(line)]
+        lines = cursor.prefix.split("\n")
+        imported = [w for line in lines[:400] if _is_import(line) for w in identifiers(line)]
+        body = set(identifiers("\n".join(line for line in lines if not _is_import(line))))
+        words: list[tuple[str, float]] = []
+        for distance, word in enumerate(dict.fromkeys(reversed(near)), start=1):
+            words.append((word, 1.0 / (1.0 + distance / 10.0) ** 2))
+        for word in dict.fromkeys(imported):
+            words.append((word, 0.9 if word not in body else 0.05))
         out: list[Candidate] = []
         seen: set[str] = set()
-        distance = 0
-        for word in list(reversed(near)) + imported:
-            distance += 1
+        for word, score in sorted(words, key=lambda item: -item[1]):
             if word in seen:
                 continue
             seen.add(word)
@@ -396,11 +409,9 @@ class WorkspaceContext:
                 text = self._definition_text(definition)
                 if not text:
                     continue
-                # Nearer identifiers weigh more (Zed's declaration scoring: 1 / (1 + d/10)²).
-                score = 1.0 / (1.0 + distance / 10.0) ** 2
                 out.append(Candidate("definition", definition.key, definition.label, definition.start,
                                      definition.end, text, score))
-            if len(out) >= CANDIDATES:
+            if len(out) >= limit:
                 break
         return out
 
@@ -409,19 +420,15 @@ class WorkspaceContext:
         if doc is not None and doc.indexed_text is not None:
             lines = split_lines(doc.indexed_text)
         else:
-            text = _read(definition.key)
-            if not text:
-                return ""
-            lines = split_lines(text)
-        return definition_text(lines, definition)
+            lines = _lines(definition.key)
+        return definition_text(lines, definition) if lines else ""
 
     async def _rerank(self, query_text: str, candidates: list[Candidate]) -> list[Candidate]:
         """Blend in cosine similarity from the embedding backend (best effort: a failure keeps the order)."""
         assert self.embed is not None
         try:
             query = await asyncio.wait_for(self.embed(query_text), 2.0)
-            vectors = await asyncio.wait_for(asyncio.gather(*(self.embed(c.text) for c in candidates[:CANDIDATES])),
-                                             2.0)
+            vectors = await asyncio.wait_for(asyncio.gather(*(self.embed(c.text) for c in candidates)), 2.0)
         except Exception as exc:
             log.debug("embedding re-rank skipped: %s", exc)
             return candidates
@@ -470,16 +477,37 @@ def _key(uri: str) -> str:
     return uri_to_path(uri) if uri.startswith("file:") else uri
 
 
-def _read(path: str) -> str:
+_FILES: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
+#: Lines of recently read files (the same few files are read again while the cursor stays in one place).
+FILE_CACHE = 64
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        return []
+    cached = _FILES.get(path)
+    if cached is not None and cached[0] == mtime:
+        _FILES.move_to_end(path)
+        return cached[1]
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read()
+            lines = split_lines(fh.read())
     except OSError:
-        return ""
+        return []
+    _FILES[path] = (mtime, lines)
+    if len(_FILES) > FILE_CACHE:
+        _FILES.popitem(last=False)
+    return lines
+
+
+def _read(path: str) -> str:
+    return "\n".join(_lines(path))
 
 
 def _read_lines(path: str, start: int, end: int) -> str:
-    return "\n".join(split_lines(_read(path))[start:end])
+    return "\n".join(_lines(path)[start:end])
 
 
 def _cosine(a: list[float], b: list[float]) -> float:

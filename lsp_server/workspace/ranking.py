@@ -4,9 +4,25 @@ Pure functions over Candidates, so every rule is testable without a server."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .text import identifiers, jaccard
+
+_WORDS: OrderedDict[str, frozenset] = OrderedDict()
+WORDS_CACHE = 4096
+
+
+def words_of(text: str) -> frozenset:
+    """The identifier set of a text, memoised: the same windows and definitions come back request after request."""
+    words = _WORDS.get(text)
+    if words is None:
+        words = _WORDS[text] = frozenset(identifiers(text))
+        if len(_WORDS) > WORDS_CACHE:
+            _WORDS.popitem(last=False)
+    else:
+        _WORDS.move_to_end(text)
+    return words
 
 #: A candidate more similar than this to the code around the cursor is dropped: llama.vim found such chunks make
 #: the model repeat what is already there.
@@ -29,7 +45,7 @@ class Candidate:
 
     def __post_init__(self) -> None:
         if not self.words:
-            self.words = frozenset(identifiers(self.text))
+            self.words = words_of(self.text)
 
     @property
     def place(self) -> tuple[str, int, int, str]:
