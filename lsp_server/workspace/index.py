@@ -8,6 +8,7 @@ window texts of files on disk are not kept: they are read back when a window is 
 
 from __future__ import annotations
 
+import heapq
 import math
 from array import array
 from dataclasses import dataclass
@@ -20,8 +21,10 @@ K1 = 1.2
 B = 0.75
 #: Identifiers found in more than this share of the windows are skipped at query time: they are everywhere
 #: (`self`, `value`, `name`), weigh almost nothing in BM25, and their postings are the longest to walk.
-COMMON_SHARE = 0.10
+COMMON_SHARE = 0.05
 MIN_WINDOWS_FOR_COMMON = 200
+#: Only the query's rarest identifiers are looked up (they carry the score; the rest cost time for little).
+MAX_QUERY_TERMS = 24
 
 
 @dataclass(slots=True)
@@ -131,13 +134,13 @@ class WindowIndex:
         live = self._live
         common = COMMON_SHARE * live if live >= MIN_WINDOWS_FOR_COMMON else float("inf")
         scores: dict[int, float] = {}
+        postings = sorted(((word, self._postings[word]) for word in query if word in self._postings),
+                          key=lambda item: len(item[1][0]))
+        postings = [(word, p) for word, p in postings if len(p[0]) <= common][:MAX_QUERY_TERMS]
         if method == "bm25":
             average = self._total_length / live
             windows = self.windows
-            for word in query:
-                posting = self._postings.get(word)
-                if posting is None or len(posting[0]) > common:
-                    continue
+            for word, posting in postings:
                 df = len(posting[0])
                 idf = math.log(1.0 + (live - df + 0.5) / (df + 0.5))
                 for window_id, tf in zip(*posting):
@@ -147,19 +150,16 @@ class WindowIndex:
                     norm = tf + K1 * (1.0 - B + B * window.length / average)
                     scores[window_id] = scores.get(window_id, 0.0) + idf * tf * (K1 + 1.0) / norm
         else:  # Jaccard over identifier sets (common identifiers left out of both sets)
-            for word in query:
-                posting = self._postings.get(word)
-                if posting is None or len(posting[0]) > common:
-                    continue
+            windows = self.windows
+            for word, posting in postings:
                 for window_id in posting[0]:
-                    scores[window_id] = scores.get(window_id, 0.0) + 1.0
-            size = len(query)
-            for window_id, overlap in list(scores.items()):
-                window = self.windows[window_id]
-                if window is None:
-                    continue
-                scores[window_id] = overlap / (window.unique + size - overlap)
-        ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
+                    if windows[window_id] is not None:
+                        scores[window_id] = scores.get(window_id, 0.0) + 1.0
+            size = len(postings)
+            for window_id, overlap in scores.items():
+                scores[window_id] = overlap / (windows[window_id].unique + size - overlap)
+        # Skipped windows (the cursor's own) are few: a short head of the ranking is enough.
+        ranked = heapq.nlargest(limit + 64, scores.items(), key=lambda item: item[1])
         out: list[tuple[float, Window]] = []
         for window_id, score in ranked:
             window = self.windows[window_id]

@@ -128,9 +128,10 @@ class TagIndex:
     def __init__(self) -> None:
         self._by_name: dict[str, list[Definition]] = {}
         self._by_key: dict[str, list[Definition]] = {}
+        self._count = 0
 
     def __len__(self) -> int:
-        return sum(len(defs) for defs in self._by_key.values())
+        return self._count
 
     def add(self, key: str, label: str, language_id: str, text: str) -> None:
         self.remove(key)
@@ -138,6 +139,7 @@ class TagIndex:
         if not found:
             return
         self._by_key[key] = found
+        self._count += len(found)
         for definition in found:
             self._by_name.setdefault(definition.name, []).append(definition)
 
@@ -145,6 +147,7 @@ class TagIndex:
         found = self._by_key.pop(key, None)
         if not found:
             return
+        self._count -= len(found)
         for definition in found:
             same = self._by_name.get(definition.name)
             if same is None:
