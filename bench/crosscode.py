@@ -152,6 +152,10 @@ async def cross_file(runner: Runner, tasks: list[CrossTask], condition: str, set
                       reference=task.reference, exact_match=exact_match(result["text"], task.reference),
                       edit_similarity=edit_similarity(result["text"], task.reference))
         rows.append(result)
+        if len(rows) % 10 == 0:
+            done = sum(r["exact_match"] for r in rows)
+            print(f"  {task.language} {condition}: {len(rows)}/{len(tasks)} tasks, {done} exact, "
+                  f"last {result['latency_ms']:.0f} ms", flush=True)
     return rows
 
 
@@ -217,12 +221,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("crosscode: " + "; ".join(problems))
     languages = [l for l in args.languages.split(",") if l]
     tasks = {lang: load_tasks(lang, args.count) for lang in languages}
-    report: dict[str, Any] = {"config": {"count": args.count, "languages": languages, "model": args.model or "default",
+    report: dict[str, Any] = {"config": {"count": args.count, "prefix_tokens": args.prefix_tokens, "languages": languages, "model": args.model or "default",
                                          "in_file": args.in_file, "next_lines": args.next_lines,
                                          "machine": platform.platform(), "cpus": os.cpu_count(),
                                          "load_average": os.getloadavg()}}
     every = [t for lang in languages for t in tasks[lang]]
-    report["retrieval"] = [await retrieval(every, ranking) for ranking in ("bm25", "jaccard")]
+    report["retrieval"] = [await retrieval(every, ranking) for ranking in ("bm25", "jaccard")] if every else []
     print(table(report["retrieval"], ["ranking", "tasks", "hit_rate", "p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms",
                                       "snippets_mean"]))
     if args.retrieval_only:
@@ -234,8 +238,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from .quality_pipeline import Pipeline
 
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model
-    pipeline = Pipeline(engine_config(model, args.binary), max_tokens=args.max_tokens,
-                        server_settings={"multiline": "never"})
+    config = engine_config(model, args.binary)
+    config = replace(config, completion=replace(config.completion, max_prefix_tokens=args.prefix_tokens))
+    pipeline = Pipeline(config, max_tokens=args.max_tokens, server_settings={"multiline": "never"})
     await pipeline.start()
     runner = Runner(pipeline)
     try:
@@ -273,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="HumanEval single-line tasks (and a third as many SantaCoder tasks per language); 0: none")
     parser.add_argument("--next-lines", type=int, default=8, help="the 'after the cursor' block size to measure")
     parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--prefix-tokens", type=int, default=1024,
+                        help="the prompt's prefix budget (the same with and without context)")
     parser.add_argument("--model", default=None)
     parser.add_argument("--binary", default=None)
     parser.add_argument("--retrieval-only", action="store_true")

@@ -9,6 +9,7 @@ costs almost nothing per keystroke."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import os
@@ -354,8 +355,7 @@ class WorkspaceContext:
                                                 window.start, window.end, text, score))
         ring = [c for c in self.ring.chunks if not (c.key == key and c.start >= 0 and c.start < prompt_lines[1]
                                                    and prompt_lines[0] < c.end)]
-        candidates += [Candidate(c.source, c.key, c.label, c.start, c.end, c.text,
-                                 self._score(query, c.words), c.words) for c in ring]
+        candidates += [dataclasses.replace(c, score=self._score(query, c.words)) for c in ring]
         candidates = [c for c in candidates if not self.excluded(c.key)]
         candidates = dedupe(drop_shown(candidates, key, prompt_lines, cursor_words))
         if self.embed is not None and s.embedding_rerank and len(candidates) > 1:

@@ -7,9 +7,8 @@ context block built from it changes rarely and only at its end — the model ser
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .text import identifiers, jaccard
+from .ranking import Candidate
+from .text import jaccard
 
 #: A new chunk this similar to an existing one replaces it (llama.vim: 0.9).
 REPLACE_SIMILARITY = 0.9
@@ -17,20 +16,8 @@ REPLACE_SIMILARITY = 0.9
 MIN_LINES = 3
 
 
-@dataclass
-class Chunk:
-    source: str                 # edit | view | yank
-    key: str                    # document URI (for exclusion and overlap checks)
-    label: str                  # what the prompt calls it
-    start: int                  # first line in the document (-1: not from a document, e.g. a yank)
-    end: int
-    text: str
-    seq: int = 0
-    words: frozenset = field(default_factory=frozenset)
-
-    def __post_init__(self) -> None:
-        if not self.words:
-            self.words = frozenset(identifiers(self.text))
+#: A chunk is a ranking Candidate (source edit | view | yank) whose score is given when a request ranks it.
+Chunk = Candidate
 
 
 class Ring:
@@ -38,7 +25,6 @@ class Ring:
         self.capacity = capacity
         self.chunks: list[Chunk] = []
         self._pending: list[Chunk] = []
-        self._seq = 0
         #: Bumped whenever the ring's content changes (selections made before are then stale).
         self.version = 0
 
@@ -63,8 +49,6 @@ class Ring:
         for chunk in self._pending:
             self.chunks = [c for c in self.chunks if jaccard(c.words, chunk.words) <= REPLACE_SIMILARITY
                            and not _same_place(c, chunk)]
-            self._seq += 1
-            chunk.seq = self._seq
             self.chunks.append(chunk)
         self._pending.clear()
         if len(self.chunks) > self.capacity:

@@ -38,15 +38,20 @@ async def make(tmp_path: Path, settings: ContextSettings = ContextSettings(), ex
     return ws, docs
 
 
+def open_main(ws: WorkspaceContext, docs: dict, tmp_path: Path, text: str = MAIN) -> str:
+    uri = (tmp_path / "main.py").as_uri()
+    docs[uri] = Doc(text)
+    ws.opened(uri)
+    return uri
+
+
 async def select(ws: WorkspaceContext, cur: CursorInfo, **kwargs):
     return await ws.select(cur, prompt_lines=(max(0, cur.line - 50), cur.line + 1), **kwargs)
 
 
 async def test_definition_of_an_identifier_at_the_cursor_comes_from_another_file(tmp_path):
     ws, docs = await make(tmp_path)
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN)
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path)
     selection = await select(ws, cursor(uri, MAIN))
     assert selection.sources[0] == "definition"
     assert selection.snippets[0].filename == "shapes/geometry.py"
@@ -62,9 +67,7 @@ async def test_excluded_files_never_enter_context(tmp_path):
     ws.changed(secret_uri, 1)
     ws.yanked(secret_uri, "area_of_circle password123")
     ws.tick()
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN + "leak_the_api_token\n")
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path, MAIN + "leak_the_api_token\n")
     selection = await select(ws, cursor(uri, docs[uri].text))
     texts = "\n".join(s.text for s in selection.snippets)
     assert selection.snippets, "the geometry file is still used"
@@ -74,9 +77,7 @@ async def test_excluded_files_never_enter_context(tmp_path):
 
 async def test_context_exclude_setting_keeps_a_file_out(tmp_path):
     ws, docs = await make(tmp_path, ContextSettings(exclude=("shapes/geometry.py",)))
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN)
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path)
     selection = await select(ws, cursor(uri, MAIN))
     assert all(s.filename != "shapes/geometry.py" for s in selection.snippets)
 
@@ -98,9 +99,7 @@ async def test_another_open_document_is_a_source(tmp_path):
 
 async def test_choice_is_reused_near_the_cursor_until_sources_change(tmp_path):
     ws, docs = await make(tmp_path)
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN)
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path)
     first = await select(ws, cursor(uri, MAIN))
     typed = MAIN + "x = 1\n"
     docs[uri] = Doc(typed)
@@ -113,9 +112,7 @@ async def test_choice_is_reused_near_the_cursor_until_sources_change(tmp_path):
 
 async def test_yanked_text_is_a_source_after_the_flush(tmp_path):
     ws, docs = await make(tmp_path, ContextSettings(workspace_files=False, definitions=False))
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc("result = normalise_vector(")
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path, "result = normalise_vector(")
     on_did_yank(ws, {"textDocument": {"uri": "file:///x/lib.py"},
                      "text": "def normalise_vector(vector_values):\n    return vector_values"})
     ws.tick()
@@ -125,9 +122,7 @@ async def test_yanked_text_is_a_source_after_the_flush(tmp_path):
 
 async def test_sources_can_be_turned_off(tmp_path):
     ws, docs = await make(tmp_path, ContextSettings(workspace_files=False, definitions=False, yanks=False))
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN)
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path)
     ws.yanked("file:///x/lib.py", "def area_of_circle(radius):\n    return 1")
     ws.tick()
     assert (await select(ws, cursor(uri, MAIN))).snippets == ()
@@ -135,9 +130,7 @@ async def test_sources_can_be_turned_off(tmp_path):
 
 async def test_next_lines_block_only_for_prefix_only_models(tmp_path):
     ws, docs = await make(tmp_path, ContextSettings(next_lines=3, workspace_files=False, definitions=False))
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc("x = 1\n\nafter_line_one()\nafter_line_two()\n")
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path, "x = 1\n\nafter_line_one()\nafter_line_two()\n")
     cur = CursorInfo(uri, "x = 1\n", "\nafter_line_one()\nafter_line_two()\n", 1, "python")
     selection = await select(ws, cur, prefix_only=True)
     assert selection.sources[-1] == "next"
@@ -147,9 +140,7 @@ async def test_next_lines_block_only_for_prefix_only_models(tmp_path):
 
 async def test_budget_limits_the_snippets(tmp_path):
     ws, docs = await make(tmp_path, ContextSettings(budget_tokens=10))
-    uri = (tmp_path / "main.py").as_uri()
-    docs[uri] = Doc(MAIN)
-    ws.opened(uri)
+    uri = open_main(ws, docs, tmp_path)
     assert (await select(ws, cursor(uri, MAIN))).snippets == ()
 
 
