@@ -148,3 +148,26 @@ async def test_qwen_template_gets_its_repository_form(lsp_client_fixture, proxy)
     assert "<|file_sep|>customer.py\n<|fim_prefix|>" + CURRENT in body["prompt"]
     assert "<|file_sep|>invoices.py" in evaluated
     assert_no_secret(proxy)
+
+
+async def test_idle_server_warms_llama_server_with_the_new_context(lsp_client_fixture, proxy):
+    client = lsp_client_fixture
+    options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": proxy.url},  # type: ignore[attr-defined]
+               "max_tokens": 4, "temperature": 0.0, "debounce": {"mode": "fixed", "fixed_ms": 0}}
+    await client.initialize_session(types.InitializeParams(capabilities=capabilities(),
+                                                           initialization_options=options))
+    other = open_doc(client, OTHER, name="invoices.py")
+    uri = open_doc(client, CURRENT, name="customer.py")
+    await complete(client, uri, 1, len("    total = compute_invoice_total("))
+    # An edit elsewhere changes the context; at the next flush, with no request running, the server prefills it.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=other, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text=OTHER + "\n\ndef invoice_discount(invoice_lines):\n    return 0\n")]))
+    deadline = asyncio.get_running_loop().time() + 60  # a safety net, not a speed assertion
+    warm = []
+    while not warm and asyncio.get_running_loop().time() < deadline:
+        warm = [body for path, body, _ in proxy.exchanges if path == "/infill" and body.get("n_predict") == 0]
+        await asyncio.sleep(0.05)
+    assert warm, "no n_predict 0 request reached llama-server"
+    assert warm[-1]["input_prefix"] == "" and [e["filename"] for e in warm[-1]["input_extra"]] == ["invoices.py"]
