@@ -92,6 +92,7 @@ class _Doc:
     indexed_text: str | None = None
     edits: set = field(default_factory=set)
     views: set = field(default_factory=set)
+    last_view: int | None = None
 
 
 class WorkspaceContext:
@@ -117,6 +118,8 @@ class WorkspaceContext:
         self.last_report: dict[str, Any] | None = None
         self.last_cursor: CursorInfo | None = None
         self.last_prompt_lines: tuple[int, int] = (0, 0)
+        #: The snippets last prefilled into the model server (warming again with the same ones is useless).
+        self.last_warmed: tuple = ()
         #: Optional re-ranking by embeddings: text → vector (the engine's embedding backend).
         self.embed: Callable[[str], Awaitable[list[float]]] | None = None
 
@@ -185,8 +188,11 @@ class WorkspaceContext:
         if not self.settings.recent_views:
             return
         doc = self._docs.setdefault(cursor.uri, _Doc(cursor.uri, _key(cursor.uri)))
-        if len(doc.views) < 64:
-            doc.views.add(cursor.line)
+        # One view per place: typing on (the next request a line further down) is not a new place.
+        if doc.last_view is None or abs(cursor.line - doc.last_view) > CHUNK_LINES // 2:
+            doc.last_view = cursor.line
+            if len(doc.views) < 64:
+                doc.views.add(cursor.line)
 
     # --- periodic work --------------------------------------------------------------------------------------------
 

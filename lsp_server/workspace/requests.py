@@ -58,8 +58,9 @@ async def warm(workspace: WorkspaceContext | None, engine: Any) -> bool:
         selection = await workspace.select(cursor, prompt_lines=workspace.last_prompt_lines,
                                            prefix_only=bool(generation.template.prefix_only),
                                            count_tokens=generation.count_tokens)
-        if not selection.snippets:
+        if not selection.snippets or selection.snippets == workspace.last_warmed:
             return False
+        workspace.last_warmed = selection.snippets
         bare = CompletionRequest(prefix="", suffix="", language=cursor.language, context=selection.snippets,
                                  repo=selection.repo, relative_path=selection.relative_path)
         return bool(await engine.warm(bare))

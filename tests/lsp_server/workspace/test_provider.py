@@ -167,3 +167,14 @@ async def test_malformed_did_yank_is_ignored(tmp_path, params):
     on_did_yank(ws, params)
     ws.tick()
     assert ws.ring.chunks == []
+
+
+async def test_typing_on_is_not_a_new_viewed_range(tmp_path):
+    ws, docs = await make(tmp_path, ContextSettings(workspace_files=False))
+    text = "".join(f"line_number_{i} = {i}\n" for i in range(100))
+    uri = open_main(ws, docs, tmp_path, text)
+    for line in (10, 11, 12, 60):
+        ws.viewed(CursorInfo(uri, text, "", line, "python"))
+    ws.tick()
+    assert sorted(c.start for c in ws.ring.chunks if c.source == "view") == [2, 52]
+    assert not ws.tick()  # nothing new: the context (and the model server's cache) stays as it is
