@@ -137,7 +137,8 @@ class Runner:
                 "snippets": [s.filename for s in prompt.context] if prompt is not None else []}
 
 
-async def cross_file(runner: Runner, tasks: list[CrossTask], condition: str, settings) -> list[dict[str, Any]]:
+async def cross_file(runner: Runner, tasks: list[CrossTask], condition: str, settings,
+                     rows_out: Path | None = None) -> list[dict[str, Any]]:
     spaces = Workspaces(settings)
     rows = []
     for task in tasks:
@@ -152,6 +153,9 @@ async def cross_file(runner: Runner, tasks: list[CrossTask], condition: str, set
                       reference=task.reference, exact_match=exact_match(result["text"], task.reference),
                       edit_similarity=edit_similarity(result["text"], task.reference))
         rows.append(result)
+        if rows_out is not None:  # kept as it goes: a run stopped early still has its rows
+            with rows_out.open("a") as fh:
+                fh.write(json.dumps(result) + "\n")
         if len(rows) % 10 == 0:
             done = sum(r["exact_match"] for r in rows)
             print(f"  {task.language} {condition}: {len(rows)}/{len(tasks)} tasks, {done} exact, "
@@ -249,7 +253,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         for lang in languages:
             for condition in conditions:
                 settings = ContextSettings(ranking=condition if condition != "none" else "bm25")
-                rows += await cross_file(runner, tasks[lang], condition, settings)
+                rows += await cross_file(runner, tasks[lang], condition, settings, args.rows_out)
                 print(f"{lang} {condition}: done", flush=True)
         report["cross_file"] = summary(rows, "condition")
         report["cross_file_rows"] = rows
@@ -283,8 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=None)
     parser.add_argument("--binary", default=None)
     parser.add_argument("--retrieval-only", action="store_true")
+    parser.add_argument("--rows-out", type=Path, default=None, help="append each task's result to this JSONL file")
+    parser.add_argument("--summarize", type=Path, nargs="*", default=None,
+                        help="print the tables of JSONL files written by --rows-out, and exit")
     parser.add_argument("--smoke", action="store_true", help="tiny test model, 2 tasks per language, 3 in-file")
     args = parser.parse_args(argv)
+    if args.summarize:
+        rows = [json.loads(line) for path in args.summarize for line in path.read_text().splitlines() if line]
+        print(table(summary(rows, "condition"), ["set", "condition", "tasks", "exact_match", "edit_similarity",
+                                                  "prompt_tokens_mean", "latency_p50_ms"]))
+        return 0
     if args.smoke:
         args.count, args.in_file = 2, 3
     report = asyncio.run(run(args))
