@@ -88,6 +88,7 @@ async def retrieval(tasks: list[CrossTask], ranking: str) -> dict[str, Any]:
 
     spaces = Workspaces(ContextSettings(ranking=ranking))
     hits, times, cpu, counts = 0, [], [], []
+    by_language: dict[str, list[int]] = {}
     for task in tasks:
         ws = await spaces.get(task.root)
         uri = spaces.open(ws, task)
@@ -99,12 +100,15 @@ async def retrieval(tasks: list[CrossTask], ranking: str) -> dict[str, Any]:
         times.append(selection.elapsed_ms)
         cpu.append(selection.cpu_ms)
         counts.append(len(selection.snippets))
-        hits += hit(task, selection.snippets)
+        found = hit(task, selection.snippets)
+        hits += found
+        by_language.setdefault(task.language, []).append(found)
         spaces.close(ws, uri)
     return {"ranking": ranking, "tasks": len(tasks), "hit_rate": 100.0 * hits / max(1, len(tasks)),
             "p50_ms": percentile(times, 0.5), "p99_ms": percentile(times, 0.99),
             "cpu_p50_ms": percentile(cpu, 0.5), "cpu_p99_ms": percentile(cpu, 0.99),
-            "snippets_mean": statistics.fmean(counts) if counts else 0.0}
+            "snippets_mean": statistics.fmean(counts) if counts else 0.0,
+            **{f"hit_{lang}": 100.0 * sum(v) / len(v) for lang, v in by_language.items()}}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -206,6 +210,17 @@ def summary(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return out
 
 
+def paired(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per (task, condition), and only the tasks measured under every condition (a fair comparison when
+    runs were stopped early)."""
+    unique: dict[tuple, dict[str, Any]] = {}
+    for row in rows:
+        unique.setdefault((row["task_id"], row["condition"]), row)
+    conditions = {condition for _, condition in unique}
+    complete = {task for task, _ in unique if all((task, c) in unique for c in conditions)}
+    return [row for (task, _), row in unique.items() if task in complete]
+
+
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     def fmt(v: Any) -> str:
         return f"{v:.1f}" if isinstance(v, float) else str(v)
@@ -231,8 +246,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                          "load_average": os.getloadavg()}}
     every = [t for lang in languages for t in tasks[lang]]
     report["retrieval"] = [await retrieval(every, ranking) for ranking in ("bm25", "jaccard")] if every else []
-    print(table(report["retrieval"], ["ranking", "tasks", "hit_rate", "p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms",
-                                      "snippets_mean"]))
+    print(table(report["retrieval"], ["ranking", "tasks", "hit_rate", *[f"hit_{lang}" for lang in languages],
+                                      "p50_ms", "p99_ms", "cpu_p50_ms", "cpu_p99_ms", "snippets_mean"]))
     if args.retrieval_only:
         return report
 
@@ -293,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny test model, 2 tasks per language, 3 in-file")
     args = parser.parse_args(argv)
     if args.summarize:
-        rows = [json.loads(line) for path in args.summarize for line in path.read_text().splitlines() if line]
+        rows = paired([json.loads(line) for path in args.summarize for line in path.read_text().splitlines() if line])
         print(table(summary(rows, "condition"), ["set", "condition", "tasks", "exact_match", "edit_similarity",
                                                   "prompt_tokens_mean", "latency_p50_ms"]))
         return 0

@@ -39,6 +39,10 @@ QUERY_LINES_BELOW = 10
 DEFINITION_LINES = 12
 #: A new choice is made when the cursor moved more than this many lines from where the last one was made.
 RESELECT_LINES = 8
+#: A name with more definitions than this (`path`, `run`, `close`) is ambiguous: its definitions are not shown.
+MAX_DEFINITIONS_PER_NAME = 3
+#: Snippets kept for similar code (windows, recent chunks) besides definitions, when there are any.
+SIMILAR_SNIPPETS = 2
 #: Edited and viewed chunks are this many lines around the place (half a window above and below).
 CHUNK_LINES = 16
 #: Candidates of each kind (definitions, windows) considered before the budget: twice the snippets there is room for.
@@ -367,6 +371,11 @@ class WorkspaceContext:
         if self.embed is not None and s.embedding_rerank and len(candidates) > 1:
             candidates = await self._rerank(above_text + "\n" + below_text, candidates)
         ranked = sorted(candidates, key=rank_key)
+        # Definitions first, but leave room for similar code: the definition the middle needs is often not yet
+        # named near the cursor, and similar code elsewhere shows how it is used.
+        definitions = [c for c in ranked if c.source == "definition"]
+        keep = max(1, s.max_snippets - SIMILAR_SNIPPETS) if len(definitions) < len(ranked) else len(definitions)
+        ranked = definitions[:keep] + [c for c in ranked if c.source != "definition"] + definitions[keep:]
         if prefix_only and s.next_lines > 0:  # the code after the cursor, as a labelled block
             next_text = "\n".join(cursor.suffix.split("\n")[1:s.next_lines + 1]).rstrip()
             if next_text.strip():
@@ -409,7 +418,10 @@ class WorkspaceContext:
             if word in seen:
                 continue
             seen.add(word)
-            for definition in self.tags.lookup(word)[:3]:
+            found = self.tags.lookup(word)
+            if len(found) > MAX_DEFINITIONS_PER_NAME:
+                continue
+            for definition in found:
                 if definition.key == key and definition.start < prompt_lines[1] and prompt_lines[0] < definition.end:
                     continue  # already in the prompt
                 text = self._definition_text(definition)
