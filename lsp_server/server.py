@@ -55,6 +55,7 @@ class InfillServer(LanguageServer):
         #: Snippets from other files for the prompt (lsp_server/workspace).
         self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self._workspace_tick: asyncio.Task | None = None
+        self._embedding: Any = None
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -196,6 +197,7 @@ def build_server() -> InfillServer:
             ls.service.workspace = ls.workspace_context
             ls.workspace_context.configure(ls.settings.context, ls.settings.exclude)
             ls.workspace_context.set_folders(ls.workspace_context.folders)
+            ls._embedding = workspace_lsp.attach_embedding(ls.workspace_context, ls.settings.engine)
             ls._workspace_tick = asyncio.create_task(workspace_lsp.tick_loop(ls))
             if ls.settings.enabled:
                 await ls.service.start()
@@ -285,6 +287,8 @@ def build_server() -> InfillServer:
         if ls._workspace_tick is not None:
             ls._workspace_tick.cancel()
         await ls.workspace_context.close()
+        if ls._embedding is not None:
+            await ls._embedding.close()
         await ls.sessions.cancel_all()
         if ls.service is not None:
             await ls.service.close()

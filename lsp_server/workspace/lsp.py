@@ -87,6 +87,27 @@ def register(server: Any) -> None:
         ls.workspace_context.set_folders(folders)
 
 
+def attach_embedding(workspace: WorkspaceContext, engine_config: Any) -> Any:
+    """Point the re-ranking at the configured `embedding` backend (remote kinds; a local embedding model would need
+    its own llama-server). Returns the backend (to close at shutdown) or None."""
+    cfg = getattr(engine_config, "embedding", None)
+    if cfg is None or cfg.kind == "local":
+        if cfg is not None:
+            log.info("workspace context: a local embedding model is not used for re-ranking (remote kinds only)")
+        workspace.embed = None
+        return None
+    try:
+        from engine.backends import create_embedding
+
+        backend = create_embedding(cfg, "embedding")
+    except Exception as exc:  # a broken embedding config must not stop completions
+        log.warning("workspace context: no embedding re-ranking (%s)", exc)
+        workspace.embed = None
+        return None
+    workspace.embed = backend.embed
+    return backend
+
+
 async def tick_loop(ls: Any) -> None:
     """Flush sources once a second; when the context changed and no request is running, warm the cache."""
     while True:

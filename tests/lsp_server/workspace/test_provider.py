@@ -178,3 +178,28 @@ async def test_typing_on_is_not_a_new_viewed_range(tmp_path):
     ws.tick()
     assert sorted(c.start for c in ws.ring.chunks if c.source == "view") == [2, 52]
     assert not ws.tick()  # nothing new: the context (and the model server's cache) stays as it is
+
+
+async def test_embedding_rerank_blends_in_similarity_and_survives_a_failing_backend(tmp_path):
+    ws, docs = await make(tmp_path, ContextSettings(workspace_files=False, definitions=False))
+    for name, text in (("a.py", "def shared_name_alpha():\n    return shared_token\n"),
+                       ("b.py", "def shared_name_beta():\n    return shared_token\n")):
+        docs[f"file:///x/{name}"] = Doc(text)
+        ws.opened(f"file:///x/{name}")
+    uri = open_main(ws, docs, tmp_path, "value = shared_token\n")
+    calls = []
+
+    async def embed(text: str) -> list[float]:  # "beta" texts point the same way as the query
+        calls.append(text)
+        return [1.0, 0.0] if "beta" in text or text.startswith("value") else [0.0, 1.0]
+
+    ws.embed = embed
+    selection = await select(ws, cursor(uri, "value = shared_token\n", 0))
+    assert selection.snippets[0].filename == "b.py" and calls
+
+    async def broken(text: str) -> list[float]:
+        raise RuntimeError("embedding service down")
+
+    ws.embed = broken
+    ws._bump()
+    assert len((await select(ws, cursor(uri, "value = shared_token\n", 0))).snippets) == 2
