@@ -106,6 +106,12 @@ class Engine:
         assert self._generation is not None
         return await self._generation.generate(request, options)
 
+    async def warm(self, request: CompletionRequest) -> bool:
+        """Prefill the request's context into the model server's cache when the engine is ready (never waits)."""
+        if self._generation is None or not self._ready.is_set():
+            return False
+        return await self._generation.warm(request)
+
     @property
     def generation(self):
         return self._generation

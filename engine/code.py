@@ -55,7 +55,9 @@ class CodeGeneration:
     async def _start(self, request: CompletionRequest) -> _Run:
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
                                     max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens,
-                                    stable_clip=self.stable_clip)
+                                    stable_clip=self.stable_clip,
+                                    line_comment=self.languages.lookup(request.language).line_comment,
+                                    native_context=bool(getattr(self.stream, "native_context", False)))
         return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
@@ -98,6 +100,17 @@ class CodeGeneration:
             async for piece in pieces:
                 text += piece
                 yield restore_line_endings(text, run.crlf)
+
+    async def warm(self, request: CompletionRequest) -> bool:
+        """Have the model server prefill the prompt's beginning (the context block) without generating, so the next
+        request's prefill is only what changed. Only backends that can (llama-server) do it; returns whether one was
+        sent."""
+        warm = getattr(self.stream, "warm", None)
+        if warm is None or not request.context:
+            return False
+        run = await self._start(request)
+        await warm(run.prompt)
+        return True
 
     async def close(self) -> None:
         await self.stream.close()

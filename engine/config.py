@@ -178,6 +178,13 @@ class LocalServerSettings:
     #: Keep a full-size cache for sliding-window-attention models (Gemma 3). Without it llama-server cannot reuse
     #: the cached prompt after a request was cancelled during its prefill, which is what typing does all the time.
     swa_full: bool = True
+    #: `--cache-reuse N`: reuse cached chunks of at least N tokens by shifting them (llama.cpp PR #9866), so a
+    #: context block that changed in the middle does not cost a full prefill of what follows. 0 turns it off.
+    cache_reuse: int = 256
+    #: `-b`: llama-server's `/infill` keeps at most n_ctx(slot) - batch - 2·n_predict tokens of `input_extra` (other
+    #: files) and at most 3/4 of a batch of prefix, so the default batch (2048 = a whole 2048-token slot) silently
+    #: drops all context. 0 picks 11/16 of a slot (1408 of 2048: prefix ≤ 1056, room for ~500 context tokens).
+    batch_size: int = 0
     start_timeout: float = 120.0
     extra_args: tuple[str, ...] = ()
 
@@ -186,6 +193,10 @@ class LocalServerSettings:
             raise ValueError("parallel must be at least 1")
         if self.ctx_size < 256:
             raise ValueError("ctx_size must be at least 256")
+        if self.cache_reuse < 0:
+            raise ValueError("cache_reuse must not be negative")
+        if self.batch_size < 0:
+            raise ValueError("batch_size must not be negative")
         if self.start_timeout <= 0:
             raise ValueError("start_timeout must be a positive number of seconds")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from .tomlfiles import read_packaged
-from .types import CompletionRequest, Prompt
+from .types import CompletionRequest, ContextSnippet, Prompt
 from .validation import check_stop_words, check_token_budget
 
 log = logging.getLogger(__name__)
@@ -57,12 +57,25 @@ def _family_index() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class RepoForm:
+    """A family's repository-level prompt form (templates.toml `[family.repo]`): `header` once (with `{repo}`), then
+    `file` per snippet (`{filename}`, `{text}`), then `current` (`{filepath}`) right before the FIM template."""
+
+    header: str
+    file: str
+    current: str
+
+
+@dataclass(frozen=True)
 class PromptTemplate:
-    """A FIM template. `template` None means prefix-only: the model just continues the prefix."""
+    """A FIM template. `template` None means prefix-only: the model just continues the prefix.
+
+    `repo`: the family's repository-level form for snippets from other files; None → labelled comment blocks."""
 
     name: str
     template: str | None = None
     stop_words: tuple[str, ...] = ()
+    repo: RepoForm | None = None
 
     def __post_init__(self) -> None:
         if self.template is not None:
@@ -88,7 +101,9 @@ class PromptTemplate:
             raise ValueError(f"{SETTING}: unknown template family {value!r} (known: {known}; or give a template "
                              "string containing {prefix} and {suffix})")
         entry = families()[family]
-        return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())))
+        repo = entry.get("repo")
+        return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())),
+                   repo=RepoForm(repo["header"], repo["file"], repo["current"]) if repo else None)
 
     @property
     def prefix_only(self) -> bool:
@@ -254,6 +269,45 @@ def clip_window(max_prefix_tokens: int, max_suffix_tokens: int) -> ClipWindow:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
+# Context from other files
+
+
+def comment_blocks(snippets: tuple[ContextSnippet, ...], line_comment: str | None, current: str | None) -> str:
+    """Snippets as path-labelled blocks in the language's comment syntax, for the top of the prefix:
+
+        # Path: pkg/util.py
+        <code>
+        # Path: pkg/main.py          (the current file, so the model knows where the prefix starts)
+
+    The code stays verbatim (commenting every line would make the model copy it less faithfully). Languages without
+    a line comment get no blocks: text that is not valid there would be worse than none."""
+    if not snippets or not line_comment:
+        return ""
+    parts = [f"{line_comment} Path: {s.filename}\n{_with_newline(s.text)}" for s in snippets]
+    if current:
+        parts.append(f"{line_comment} Path: {current}\n")
+    return "".join(parts)
+
+
+def repo_blocks(snippets: tuple[ContextSnippet, ...], form: RepoForm, repo: str, current: str | None) -> str:
+    """The family's repository-level form (Qwen2.5-Coder `<|repo_name|>`/`<|file_sep|>`, StarCoder2 …)."""
+    if not snippets:
+        return ""
+    head = _fill(form.header, {"repo": repo or "workspace"})
+    files = "".join(_fill(form.file, {"filename": s.filename, "text": _with_newline(s.text)}) for s in snippets)
+    return head + files + _fill(form.current, {"filepath": current or ""})
+
+
+def _fill(form: str, values: dict[str, str]) -> str:
+    """One pass, so a value that looks like a placeholder stays as it is."""
+    return _ANY_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), form)
+
+
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
 # Line endings
 
 
@@ -279,21 +333,37 @@ def restore_line_endings(completion: str, crlf: bool) -> str:
 
 async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, max_prefix_tokens: int,
                        max_suffix_tokens: int, count_tokens: CountTokens | None = None,
-                       stable_clip: bool = True) -> Prompt:
+                       stable_clip: bool = True, line_comment: str | None = None,
+                       native_context: bool = False) -> Prompt:
     """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
-    characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip)."""
+    characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip).
+
+    The request's context snippets (already budgeted by the caller) go first, so that they form a stable prompt
+    beginning: the family's repository form when the template has one, else path-labelled blocks in
+    `line_comment`'s syntax. `native_context`: the backend sends them itself (llama-server `/infill` input_extra)."""
     check_token_budget(max_prefix_tokens, "max_prefix_tokens")
     check_token_budget(max_suffix_tokens, "max_suffix_tokens")
     if count_tokens is not None:
         try:
-            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip)
+            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip,
+                                line_comment, native_context)
         except Exception as exc:  # a completion clipped by characters beats no completion
             log.warning("counting tokens failed (%s); clipping the prompt by characters instead", exc)
-    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None, stable_clip)
+    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None, stable_clip, line_comment,
+                        native_context)
+
+
+def render_context(request: CompletionRequest, template: PromptTemplate, line_comment: str | None) -> str:
+    """The text put before the templated prompt for the request's snippets ("" without any)."""
+    current = request.relative_path or request.filepath
+    if template.repo is not None:
+        return repo_blocks(request.context, template.repo, request.repo, current)
+    return comment_blocks(request.context, line_comment, current)
 
 
 async def _build(request: CompletionRequest, template: PromptTemplate, max_prefix_tokens: int,
-                 max_suffix_tokens: int, count_tokens: CountTokens | None, stable_clip: bool) -> Prompt:
+                 max_suffix_tokens: int, count_tokens: CountTokens | None, stable_clip: bool,
+                 line_comment: str | None = None, native_context: bool = False) -> Prompt:
     scale = 1 if count_tokens is not None else CHARS_PER_TOKEN
     prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens, stable=stable_clip)
     if template.prefix_only:
@@ -301,5 +371,16 @@ async def _build(request: CompletionRequest, template: PromptTemplate, max_prefi
     else:
         suffix_task = clip_suffix(to_lf(request.suffix), max_suffix_tokens * scale, count_tokens, stable=stable_clip)
         prefix, suffix = await asyncio.gather(prefix_task, suffix_task)
-    text = template.render(prefix, suffix or "", filepath=request.filepath, language=request.language)
-    return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)
+    render = functools.partial(template.render, filepath=request.filepath, language=request.language)
+    if not request.context:
+        text = render(prefix, suffix or "")
+        return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)
+    block = comment_blocks(request.context, line_comment, request.relative_path or request.filepath)
+    if native_context:  # the backend sends the snippets in its own field
+        text = render(prefix, suffix or "")
+    elif template.repo is not None:
+        text = render_context(request, template, line_comment) + render(prefix, suffix or "")
+    else:  # at the top of the prefix, inside the FIM markers
+        text = render(block + prefix, suffix or "")
+    return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath,
+                  context=request.context, context_block=block)

@@ -48,13 +48,31 @@ class CompletionOptions:
 
 
 @dataclass(frozen=True)
+class ContextSnippet:
+    """Code from another file (or another part of this one) shown to the model besides the prefix and suffix.
+
+    `filename` is a label (a workspace-relative path), `text` is the code with LF line endings. The LSP layer
+    chooses, ranks and budgets snippets; the engine only renders them in the prompt form of the model."""
+
+    filename: str
+    text: str
+
+
+@dataclass(frozen=True)
 class CompletionRequest:
-    """The cursor's context as the editor sees it. Text uses "\\n" or "\\r\\n" exactly as the document does."""
+    """The cursor's context as the editor sees it. Text uses "\\n" or "\\r\\n" exactly as the document does.
+
+    `context`: snippets from other files, most relevant LAST (nearest to the cursor in the prompt), in an order that
+    stays the same between requests so that the model server's prompt cache keeps working."""
 
     prefix: str
     suffix: str = ""
     language: str = "plaintext"
     filepath: str | None = None
+    context: tuple[ContextSnippet, ...] = ()
+    #: The workspace's name and the file's path inside it, for the labels of the context blocks.
+    repo: str = ""
+    relative_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,16 @@ class Prompt:
     suffix: str | None = None
     language: str = "plaintext"
     filepath: str | None = None
+    #: The snippets of the request, for backends that take them apart (llama-server `/infill` `input_extra`).
+    context: tuple[ContextSnippet, ...] = ()
+    #: The snippets rendered as labelled comment blocks, for FIM-native backends that take a prefix and a suffix
+    #: (they are put in front of the prefix); "" without context. `text` already holds the context in its form.
+    context_block: str = ""
+
+    @property
+    def prefix_with_context(self) -> str:
+        """The prefix for FIM-native backends without a field for other files (OpenAI, Mistral, Ollama FIM)."""
+        return self.context_block + self.prefix
 
 
 class StopReason(str, enum.Enum):

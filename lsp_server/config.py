@@ -21,6 +21,8 @@ from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
 from engine.tomlfiles import tomllib
 
+from .workspace.settings import ContextSettings
+
 SECTION = "infill"
 ENGINE_KEYS = frozenset(f.name for f in dataclasses.fields(EngineConfig))
 
@@ -69,6 +71,8 @@ class ServerSettings:
     #: Debug logging also writes prompts and completions (otherwise redacted).
     log_level: Literal["error", "warning", "info", "debug"] = "info"
     log_file: str | None = None
+    #: Workspace context: snippets from other files in the prompt (lsp_server/workspace, docs/context.md).
+    context: ContextSettings = field(default_factory=ContextSettings)
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:

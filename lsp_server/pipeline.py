@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from engine.api import Engine, StatusEvent
 from engine.types import CompletionOptions, CompletionRequest
@@ -20,6 +20,10 @@ from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
+from .workspace.requests import attach as attach_context
+
+if TYPE_CHECKING:
+    from .workspace.provider import WorkspaceContext
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +81,8 @@ class CompletionService:
         self.cache = CompletionCache(settings.cache_size, settings.cache_ttl, settings.typing_through_max)
         self.post = Postprocessor()
         self.model_calls = 0
+        #: Workspace context (lsp_server.workspace.WorkspaceContext), set by the server; None: current file only.
+        self.workspace: WorkspaceContext | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -140,6 +146,7 @@ class CompletionService:
         engine = self.engine
         request = CompletionRequest(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                     filepath=ctx.filepath)
+        request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count

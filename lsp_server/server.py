@@ -28,6 +28,8 @@ from .pipeline import CompletionService, Suggestion
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
 from .status import StatusReporter
+from .workspace import WorkspaceContext
+from .workspace import lsp as workspace_lsp
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,10 @@ class InfillServer(LanguageServer):
         #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
+        #: Snippets from other files for the prompt (lsp_server/workspace).
+        self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
+        self._workspace_tick: asyncio.Task | None = None
+        self._embedding: Any = None
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -125,6 +131,7 @@ class InfillServer(LanguageServer):
         """Push the current settings into the running service; restarts only the engine, and only if needed."""
         self.configure_logging()
         self.status.reset_disabled()
+        self.workspace_context.configure(self.settings.context, self.settings.exclude)
         if self.service is None:
             return
         if self.service.settings != self.settings:
@@ -194,6 +201,7 @@ def build_server() -> InfillServer:
         except ConfigError as exc:
             ls.show_error(f"Infill configuration file: {exc}")
         ls.update_settings("initialization", params.initialization_options)
+        ls.workspace_context.folders = workspace_lsp.folders_from_initialize(params)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: InfillServer, params: types.InitializedParams) -> None:
@@ -201,6 +209,11 @@ def build_server() -> InfillServer:
             await ls.pull_workspace_configuration()
             ls.configure_logging()
             ls.service = CompletionService(ls.settings, ls.status.on_engine_status)
+            ls.service.workspace = ls.workspace_context
+            ls.workspace_context.configure(ls.settings.context, ls.settings.exclude)
+            ls.workspace_context.set_folders(ls.workspace_context.folders)
+            ls._embedding = workspace_lsp.attach_embedding(ls.workspace_context, ls.settings.engine)
+            ls._workspace_tick = asyncio.create_task(workspace_lsp.tick_loop(ls))
             if ls.settings.enabled:
                 await ls.service.start()
             else:
@@ -225,6 +238,7 @@ def build_server() -> InfillServer:
         purge_finished_futures(ls)
         doc = params.text_document
         ls.documents.open(doc.uri, doc.text, doc.language_id, doc.version)
+        ls.workspace_context.opened(doc.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: InfillServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -240,12 +254,15 @@ def build_server() -> InfillServer:
                 doc.apply_change(change.text, (rng.start.line, rng.start.character, rng.end.line,
                                                rng.end.character), ls.encoding)
         doc.version = params.text_document.version
+        first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
+        ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
         purge_finished_futures(ls)
         uri = normalize_uri(params.text_document.uri)
         ls.documents.close(uri)
+        ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
@@ -278,8 +295,15 @@ def build_server() -> InfillServer:
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
 
+    workspace_lsp.register(server)
+
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:
+        if ls._workspace_tick is not None:
+            ls._workspace_tick.cancel()
+        await ls.workspace_context.close()
+        if ls._embedding is not None:
+            await ls._embedding.close()
         await ls.sessions.cancel_all()
         if ls.service is not None:
             await ls.service.close()

@@ -59,6 +59,8 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
     body: dict[str, Any]
     if use_infill:
         body = {"input_prefix": prompt.prefix, "input_suffix": prompt.suffix or ""}
+        if prompt.context:  # the server builds the model's repo-level form (FIM_REP/FIM_SEP) or separates chunks
+            body["input_extra"] = [{"filename": s.filename, "text": s.text} for s in prompt.context]
     else:
         body = {"prompt": prompt.text}
     body.update({
@@ -121,6 +123,8 @@ class LlamaCppCompletion(LlamaCppHttp):
         super().__init__(endpoint, http=http, api_key=api_key, client=client)
         self.use_infill = use_infill
         self.native_fim = use_infill
+        #: `/infill` takes other files' snippets as `input_extra`, not in the prompt text.
+        self.native_context = use_infill
 
     @property
     def path(self) -> str:
@@ -139,6 +143,13 @@ class LlamaCppCompletion(LlamaCppHttp):
                     yield text
                 if last:
                     return
+
+
+    async def warm(self, prompt: Prompt) -> None:
+        """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle)."""
+        body = completion_body(prompt, CompletionOptions(max_decoding_tokens=1, seed=0), self.use_infill)
+        body.update(n_predict=0, stream=False)
+        await self.post_json(self.path, body)
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -50,9 +50,9 @@ class OllamaCompletion(HttpBackend):
     def build_body(self, prompt: Prompt, options: CompletionOptions) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model}
         if self.native_fim and prompt.suffix is not None:
-            body.update(prompt=prompt.prefix, suffix=prompt.suffix)
+            body.update(prompt=prompt.prefix_with_context, suffix=prompt.suffix)
         else:
-            body.update(prompt=prompt.prefix if self.native_fim else prompt.text, raw=True)
+            body.update(prompt=prompt.prefix_with_context if self.native_fim else prompt.text, raw=True)
         body.update(stream=True, options=_options(options))
         return body
 

@@ -77,7 +77,7 @@ class OpenAICompletion(HttpBackend):
         if self.model:
             body["model"] = self.model
         if self.native_fim:
-            body["prompt"] = prompt.prefix
+            body["prompt"] = prompt.prefix_with_context
             if prompt.suffix is not None:
                 body["suffix"] = prompt.suffix
         else:

@@ -97,6 +97,9 @@ class RateLimited:
         self.inner = inner
         #: Read by the completion engine (CompletionStream); meaningless for the other roles.
         self.native_fim: bool = getattr(inner, "native_fim", False)
+        self.native_context = getattr(inner, "native_context", False)
+        if hasattr(inner, "warm"):  # llama-server prefills the context on request; others cannot
+            self.warm = inner.warm
         self._limiter = limiter
         self._release = release
 

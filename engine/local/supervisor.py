@@ -43,6 +43,14 @@ HEALTH_POLL_SECONDS = 0.05
 # Pure helpers
 
 
+def batch_size(settings: LocalServerSettings) -> int:
+    """The configured batch, else 11/16 of a slot's context in steps of 64 (see LocalServerSettings.batch_size)."""
+    if settings.batch_size:
+        return settings.batch_size
+    slot = settings.ctx_size // max(1, settings.parallel)
+    return max(64, slot * 11 // 16 // 64 * 64)
+
+
 def server_args(binary: str, model_path: str | os.PathLike, port: int, settings: LocalServerSettings) -> list[str]:
     """The llama-server command line for these settings."""
     args = [str(binary), "-m", str(model_path), "--host", "127.0.0.1", "--port", str(port),
@@ -55,6 +63,10 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
         args += ["--flash-attn", "on"]
     if settings.swa_full:
         args.append("--swa-full")
+    if settings.cache_reuse and "--cache-reuse" not in settings.extra_args:
+        args += ["--cache-reuse", str(settings.cache_reuse)]
+    if not {"-b", "--batch-size"} & set(settings.extra_args):
+        args += ["-b", str(batch_size(settings))]
     if settings.embedding:
         args.append("--embedding")
         if "--pooling" not in settings.extra_args:

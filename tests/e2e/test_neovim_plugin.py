@@ -189,7 +189,13 @@ def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nvim]:
     workdir = tmp_path_factory.mktemp("nvim")
     settings = {
-        "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary}},
+        "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary,
+                       # A whole-slot batch (/infill then keeps almost no input_extra, not even llama-server's repo
+                       # header) and workspace context from yanks only: the tiny model's meaningless but
+                       # deterministic suggestions stay the ones these tests pick their texts by.
+                       "batch_size": 2048}},
+        "context": {"open_documents": False, "recent_edits": False, "recent_views": False,
+                    "workspace_files": False, "definitions": False},
         "max_tokens": 24,
         "multiline": "always",
         "temperature": 0.0,  # the same suggestion for the same text, run after run
@@ -370,6 +376,18 @@ def test_infill_commands_status_log_restart(nvim: Nvim, tmp_path: Path) -> None:
     assert ghost["lines"][0]
 
 
+def test_yank_is_sent_to_the_server_as_context(nvim: Nvim, tmp_path: Path) -> None:
+    path = tmp_path / "yank.py"
+    open_file(nvim, path, "def helper_one(a):\n    return a * 2\n\nx = 1\n")
+    nvim.send("<Esc>ggyj")
+    yanks = nvim.wait_for(lambda: sent(nvim, "infill/didYank"), 10, "the infill/didYank notification")
+    assert yanks[-1]["text"] == "def helper_one(a):\n    return a * 2"
+    assert yanks[-1]["textDocument"]["uri"] == path.as_uri() and yanks[-1]["range"]["start"]["line"] == 0
+    # The server takes it into its ring of recent chunks (at its next flush).
+    ring = "vim.lsp.get_clients({ name = 'infill' })[1]:request_sync('infill/context', {}, 5000).result.ring"
+    nvim.wait_for(lambda: nvim.lua(ring) >= 1, 15, "the yank in the server's context ring")
+
+
 LUA_UNITS = r"""
 vim.opt.runtimepath:prepend(PLUGIN)
 local accept = require('infill.accept')
@@ -407,6 +425,11 @@ for _, bad in ipairs({ { nope = 1 }, { cmd = {} }, { keymaps = { acept = 'x' } }
   local ok, err = pcall(config.resolve, bad)
   assert(not ok and err:match('^infill: '), 'bad options must raise an infill error: ' .. vim.inspect(bad))
 end
+local yank = require('infill.yank')
+local buf = vim.api.nvim_create_buf(true, false)
+eq(yank.params(buf, { operator = 'd', regcontents = { 'x' } }), nil, 'deletes are not yanks')
+eq(yank.params(buf, { operator = 'y', regcontents = { '  ' } }), nil, 'blank yanks are not sent')
+eq(yank.params(buf, { operator = 'y', regcontents = { 'a', 'b' } }).text, 'a\nb', 'yanked lines')
 print('lua units ok')
 """
 

@@ -13,6 +13,7 @@ import {
     State,
 } from 'vscode-languageclient/node';
 
+import { DID_YANK, Yank, yanksOf } from './copies';
 import { matchPartialAcceptance, OfferedItem } from './partial';
 import { checkoutRoots, DEFAULT_COMMAND, findServer, missingServerMessage } from './serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from './settings';
@@ -276,7 +277,24 @@ class InfillExtension implements vscode.Disposable {
         register('infill.triggerCompletion', () => vscode.commands.executeCommand('editor.action.inlineSuggest.trigger'));
         register('infill.acceptNextWord', () => this.acceptPartially('editor.action.inlineSuggest.acceptNextWord'));
         register('infill.acceptNextLine', () => this.acceptPartially('editor.action.inlineSuggest.acceptNextLine'));
+        const report = (yank: unknown) => this.client?.isRunning() && this.client.sendNotification(DID_YANK, yank);
+        register('infill.copy', () => copyAndReport('editor.action.clipboardCopyAction', report));
+        register('infill.cut', () => copyAndReport('editor.action.clipboardCutAction', report));
         this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => this.onConfigurationChanged(event)));
+    }
+}
+
+/** Runs VS Code's clipboard `action`, then reports what was copied through `send`. */
+async function copyAndReport(action: string, send: (yank: Yank) => unknown): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const yanks = editor
+        ? yanksOf(editor.document.uri.toString(), editor.selections.map((s) => ({
+            text: editor.document.getText(s), startLine: s.start.line, startCharacter: s.start.character,
+            endLine: s.end.line, endCharacter: s.end.character })))
+        : [];
+    await vscode.commands.executeCommand(action);
+    for (const yank of yanks) {
+        await send(yank);
     }
 }
 

@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
+import { MAX_CHARS, yanksOf } from '../src/copies';
 import { matchPartialAcceptance, OfferedItem } from '../src/partial';
 import { checkoutRoots, findServer, missingServerMessage, resolveCommand, venvServer } from '../src/serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from '../src/settings';
@@ -165,5 +166,18 @@ describe('findServer', () => {
         // The compiled test runs from editors/vscode/out/test: the default root is the real checkout.
         const repo = path.resolve(__dirname, '..', '..', '..', '..');
         assert.ok(checkoutRoots().includes(repo), `${checkoutRoots().join(', ')} lacks ${repo}`);
+    });
+});
+
+describe('yanksOf', () => {
+    it('reports non-empty selections with their range and skips blank or huge ones', () => {
+        const selection = (text: string) => ({ text, startLine: 2, startCharacter: 0, endLine: 3, endCharacter: 4 });
+        const yanks = yanksOf('file:///w/a.ts', [selection('const x = 1;\nx++'), selection('  \n'),
+            selection('y'.repeat(MAX_CHARS + 1))]);
+        assert.deepEqual(yanks, [{ textDocument: { uri: 'file:///w/a.ts' }, text: 'const x = 1;\nx++',
+            range: { start: { line: 2, character: 0 }, end: { line: 3, character: 4 } } }]);
+    });
+    it('keeps the extension-only `editor` settings away from the server', () => {
+        assert.deepEqual(toServerSettings({ editor: { sendCopies: true }, enabled: true }), { enabled: true });
     });
 });

@@ -67,6 +67,12 @@ def test_server_args_from_settings():
         assert absent not in minimal
     assert "--swa-full" in minimal  # prompt-cache reuse for sliding-window models is on by default
     assert "--swa-full" not in server_args("b", "m", 1, LocalServerSettings(swa_full=False))
+    assert "--cache-reuse 256" in minimal  # a changed context block does not cost a full prefill
+    assert "--cache-reuse" not in server_args("b", "m", 1, LocalServerSettings(cache_reuse=0))
+    # /infill keeps input_extra only within n_ctx(slot) - batch: the batch leaves room for other files' snippets
+    assert "-b 1408" in minimal  # 4096 / 2 slots = 2048 per slot
+    assert "-b 512" in " ".join(server_args("b", "m", 1, LocalServerSettings(batch_size=512)))
+    assert server_args("b", "m", 1, LocalServerSettings(extra_args=("-b", "99"))).count("-b") == 1
 
 
 def test_chat_template_file_is_passed_as_a_file(tmp_path):

@@ -10,6 +10,7 @@ local config = require('infill.config')
 local status = require('infill.status')
 local accept = require('infill.accept')
 local server = require('infill.server')
+local yank = require('infill.yank')
 
 local M = {}
 
@@ -386,6 +387,17 @@ function M.setup(opts)
       end
     end,
   })
+  if M.options.send_yanks then
+    api.nvim_create_autocmd('TextYankPost', {
+      group = attach_group,
+      callback = function(ev)
+        local clients = M.clients({ bufnr = ev.buf })
+        if #clients > 0 then
+          yank.send(clients, ev.buf, vim.v.event)
+        end
+      end,
+    })
+  end
   vim.lsp.config(NAME, M.lsp_config(M.options))
   -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.
   -- `:Infill restart` looks again (after an install).
