@@ -146,7 +146,8 @@ class CompletionService:
         engine = self.engine
         request = CompletionRequest(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                     filepath=ctx.filepath)
-        request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
+        if self.workspace is not None:
+            request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count

@@ -217,6 +217,17 @@ class WorkspaceContext:
         current = self.documents.get(doc.uri)
         if current is None:
             return False
+        if getattr(current, "char_count", 0) > self.settings.max_file_kb * 1024:
+            # Like a file on disk over the cap: indexing it would stall the server once a second while it is typed in
+            # (a 2 MB document took the event loop for most of a second), and the snippets it gives are no better.
+            doc.edits.clear()
+            doc.views.clear()
+            if doc.indexed_text is not None:
+                doc.indexed_text = None
+                self.index.remove(doc.key)
+                self.tags.remove(doc.key)
+                return True
+            return False
         text = current.text
         changed = False
         if (doc.edits or doc.views) and not self.excluded(doc.key):
