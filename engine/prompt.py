@@ -39,6 +39,9 @@ PLACEHOLDERS = ("prefix", "suffix", "filepath", "language")
 _PLACEHOLDER = re.compile(r"\{(prefix|suffix|filepath|language)\}")
 _ANY_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PREFIX_ONLY_NAMES = ("prefix-only", "none")
+#: The template of a backend that applies the model's FIM tokens itself (llama.cpp /infill, OpenAI-style `suffix`,
+#: Codestral FIM, Ollama `suffix`): it takes the clipped prefix and suffix as they are.
+NATIVE_FIM = "native-fim"
 SETTING = "prompt_template"
 
 
@@ -95,6 +98,11 @@ class PromptTemplate:
                              "string containing {prefix} and {suffix})")
         entry = families()[family]
         return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())))
+
+    @classmethod
+    def native_fim(cls) -> "PromptTemplate":
+        """For a backend that takes `prefix` and `suffix` apart; `render` only matters for logs."""
+        return cls(name=NATIVE_FIM, template="{prefix}{suffix}")
 
     @property
     def prefix_only(self) -> bool:

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
 from engine.types import CompletionOptions, CompletionRequest
@@ -21,6 +21,8 @@ from .context import CursorContext
 from .logging_setup import show_text
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,22 @@ def single_line(text: str) -> str:
     return text if cut < 0 else text[:cut]
 
 
+async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
+    """Run `work` concurrently; when one fails or the caller is cancelled (superseded), cancel the others and
+    wait for them, so no stream keeps a model slot busy after the answer (asyncio.gather leaves them running)."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task in done and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def _unique(texts: list[str]) -> list[str]:
     seen: set[str] = set()
     out = []
@@ -103,21 +121,31 @@ class CompletionService:
         await self.engine.start()
 
     async def apply_settings(self, new: ServerSettings) -> bool:
-        """Apply new settings; returns True when the engine was restarted (model, backend or languages changed)."""
+        """Apply new settings; returns True when the engine was replaced (model, backend or languages changed).
+
+        A new engine is started, and must be ready, before the old one is closed: when it cannot start, the
+        exception propagates, the old engine and settings stay in force and completions go on."""
         old = self.settings
+        replaced = False
+        if engine_changed(old, new) and self.engine is not None:
+            candidate = self._engine_factory(new.engine, self._on_status)
+            try:
+                await candidate.start()
+                await candidate.wait_ready(new.ready_timeout)
+            except BaseException:
+                await candidate.close()
+                self._on_status(self.engine.status)  # the old engine's state again (the candidate reported its own)
+                raise
+            previous, self.engine = self.engine, candidate
+            await previous.close()
+            replaced = True
         self.settings = new
         self.cache.max_entries = new.cache_size
         self.cache.ttl = new.cache_ttl
         self.cache.typing_through_max = new.typing_through_max
         if new != old:  # token budget, multi-line policy, … change what a cached answer would be
             self.cache.clear()
-        if not engine_changed(old, new) or self.engine is None:
-            return False
-        previous, self.engine = self.engine, None
-        self.cache.clear()
-        await previous.close()
-        await self.start()
-        return True
+        return replaced
 
     async def close(self) -> None:
         if self.engine is not None:
@@ -160,13 +188,10 @@ class CompletionService:
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count
-        if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0),
-                                                 self.settings.ready_timeout)]
-        else:
-            completions = await asyncio.gather(*(
-                engine.complete(request, self._options(invoked, ctx.multiline, i), self.settings.ready_timeout)
-                for i in range(count)))
+        settings = self.settings
+        completions = await all_or_none([
+            engine.complete(request, self._options(invoked, ctx.multiline, i), settings.ready_timeout,
+                            settings.request_timeout) for i in range(count)])
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:

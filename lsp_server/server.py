@@ -6,6 +6,7 @@ Sessions (supersession, debounce) + CompletionService (cache, engine, post-proce
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 from collections import deque
@@ -21,9 +22,10 @@ from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
 from .context import CursorContext, build_context
-from .documents import ENCODINGS, UTF16, DocumentStore, index_to_column
+from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
+from .protocol import REQUEST_FAILED, InfillProtocol
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
 from .status import StatusReporter
@@ -32,13 +34,13 @@ log = logging.getLogger(__name__)
 
 ACCEPT_COMMAND = "infill.accept"
 STATS_METHOD = "infill/stats"
-REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 BUSY_AFTER_S = 0.15
 
 
 class InfillServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=InfillProtocol)
         self.documents = DocumentStore()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
@@ -79,6 +81,11 @@ class InfillServer(LanguageServer):
         except Exception:
             return False
 
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
+        protocol logs them instead (an edit of an unopened document is not worth interrupting the user for)."""
+        log.warning("%s", error)
+
     def show_error(self, message: str) -> None:
         log.error("%s", message)
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
@@ -106,17 +113,24 @@ class InfillServer(LanguageServer):
             self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
             return False
 
-    async def apply_settings(self) -> None:
-        """Push the current settings into the running service; restarts only the engine, and only if needed."""
+    async def apply_settings(self, previous: Any = None) -> None:
+        """Push the current settings into the running service; replaces only the engine, and only if needed.
+
+        When the new engine cannot start, the settings go back to `previous` (a SettingsStore checkpoint) and the
+        running engine keeps serving: a bad setting never stops completions."""
+        if self.service is not None and self.service.settings != self.settings:
+            await self.sessions.cancel_all()
+            try:
+                replaced = await self.service.apply_settings(self.settings)
+            except InfillError as exc:
+                if previous is not None:
+                    self.settings_store.rollback(previous)
+                self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
+            else:
+                if replaced:
+                    log.info("model or backend changed: engine replaced")
         self.configure_logging()
         self.status.reset_disabled()
-        if self.service is None:
-            return
-        if self.service.settings != self.settings:
-            await self.sessions.cancel_all()
-            restarted = await self.service.apply_settings(self.settings)
-            if restarted:
-                log.info("model or backend changed: engine restarted")
 
     async def pull_workspace_configuration(self) -> None:
         if not self._client_supports_configuration():
@@ -194,6 +208,7 @@ def build_server() -> InfillServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(ls: InfillServer, params: types.DidChangeConfigurationParams) -> None:
         async with ls._config_lock:
+            previous = ls.settings_store.checkpoint()
             settings = _plain(params.settings)
             if isinstance(settings, dict) and SECTION in settings:
                 ls.update_settings("change", settings[SECTION])
@@ -201,7 +216,7 @@ def build_server() -> InfillServer:
                 ls.update_settings("change", settings)
             else:  # the client only says "something changed": ask for it
                 await ls.pull_workspace_configuration()
-            await ls.apply_settings()
+            await ls.apply_settings(previous)
             if ls.service is not None and ls.settings.enabled and ls.service.engine is None:
                 await ls.service.start()
 
@@ -277,11 +292,14 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                    ) -> types.InlineCompletionList:
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
-    if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
-        async with ls._config_lock:
-            pass
     uri = params.text_document.uri
     doc = ls.documents.get(uri)
+    if ls._config_lock.locked():
+        # A configuration change or the start-up is being applied: serve after it, but from the text this request
+        # was made for (edits that arrive meanwhile belong to later requests).
+        doc = snapshot(doc) if doc is not None else None
+        async with ls._config_lock:
+            pass
     settings = ls.settings
     if doc is None or ls.service is None:
         return empty
@@ -336,6 +354,11 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
+
+
+def snapshot(doc: Document) -> Document:
+    """A copy of the document that later edits do not change (they replace `text` and the line index)."""
+    return copy.copy(doc)
 
 
 def _publish_busy(ls: InfillServer) -> None:

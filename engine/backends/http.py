@@ -65,6 +65,21 @@ def check_endpoint(url: str | None, key: str) -> str:
     return url.rstrip("/")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_post(body: object, headers: Mapping[str, str]) -> dict[str, object]:
+    """httpx arguments posting `body` as UTF-8 JSON. An editor's text may hold lone surrogates (half of an emoji
+    pair, a file decoded with errors), which UTF-8 cannot encode: httpx's `json=` then fails the whole request.
+    Each becomes U+FFFD, one character for one, so offsets and clipping stay as computed."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        content = text.encode("utf-8")
+    except UnicodeEncodeError:
+        content = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return {"content": content, "headers": {**headers, "Content-Type": "application/json"}}
+
+
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
 
@@ -298,7 +313,7 @@ async def request_json(client: httpx.AsyncClient, vendor: str, settings: HttpSet
 
     async def attempt() -> AsyncIterator[tuple[bytes, int]]:
         try:
-            async with client.stream("POST", url, json=body, headers=dict(headers)) as response:
+            async with client.stream("POST", url, **json_post(body, headers)) as response:
                 await check_status(response, vendor)
                 raw = await response.aread()
         except httpx.HTTPError as exc:

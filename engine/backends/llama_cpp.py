@@ -77,7 +77,7 @@ class _LlamaCppHttp:
             url = http_util.join_url(await self.base_url(), path)
             finished = done_key is None
             try:
-                async with self.client.stream("POST", url, json=body, headers=self._headers()) as response:
+                async with self.client.stream("POST", url, **http_util.json_post(body, self._headers())) as response:
                     await _check_status(response, path)
                     async for event in http_util.sse_json(
                             response, VENDOR, last=lambda e: done_key is not None and e.get(done_key) is True):
@@ -103,7 +103,7 @@ class _LlamaCppHttp:
         async def attempt() -> AsyncIterator[Any]:
             url = http_util.join_url(await self.base_url(), path)
             try:
-                response = await self.client.post(url, json=body, headers=self._headers())
+                response = await self.client.post(url, **http_util.json_post(body, self._headers()))
                 await _check_status(response, path)
                 yield _decode_json(response.content, response.status_code, path)
             except httpx.HTTPError as exc:
@@ -378,8 +378,8 @@ async def supports_infill(endpoint: str, *, client: httpx.AsyncClient | None = N
     client = client or _make_client(endpoint, http)
     body = {"input_prefix": "a", "input_suffix": "", "n_predict": 1, "temperature": 0, "cache_prompt": False}
     try:
-        response = await client.post(http_util.join_url(endpoint, "/infill"), json=body,
-                                     headers=http_util.bearer(api_key))
+        response = await client.post(http_util.join_url(endpoint, "/infill"),
+                                     **http_util.json_post(body, http_util.bearer(api_key)))
     except httpx.HTTPError as exc:
         raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
     finally:

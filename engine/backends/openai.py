@@ -53,7 +53,7 @@ class HttpBackend:
 
         async def attempt() -> AsyncIterator[dict]:
             try:
-                async with client.stream("POST", url, json=body, headers=headers) as response:
+                async with client.stream("POST", url, **http.json_post(body, headers)) as response:
                     await http.check_status(response, vendor)
                     chunks = http.ndjson(response, vendor) if ndjson else http.sse_json(response, vendor)
                     async with contextlib.aclosing(chunks):
