@@ -187,7 +187,7 @@ async def _fits_whole(text: str, budget: int, count_tokens: CountTokens | None) 
         return len(text) <= budget
     # Every token covers at least one byte, so a text of at most `budget` bytes fits without asking the tokenizer
     # (an HTTP round trip to llama-server on every keystroke otherwise).
-    if len(text) <= budget and len(text.encode("utf-8")) <= budget:
+    if len(text) <= budget and len(text.encode("utf-8", "surrogatepass")) <= budget:
         return True
     # A text of more than MAX_CHARS_PER_TOKEN characters per budget token is taken not to fit: no tokenizer call.
     return len(text) <= budget * MAX_CHARS_PER_TOKEN and await count_tokens(text) <= budget

@@ -13,13 +13,17 @@ an unexpected one a log line with its traceback, and the answer never carries a 
 
 from __future__ import annotations
 
+import json
 import logging
-from typing import Any
+import threading
+from typing import Any, Awaitable, Protocol
 
+import cattrs
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
                               JsonRpcRequestCancelled)
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from engine.errors import InfillError
 
@@ -31,6 +35,13 @@ REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _describe(exc: BaseException) -> str:
+    """What did not fit, with its path (`required field missing @ $.params.context`), from cattrs' errors."""
+    if isinstance(exc, (cattrs.errors.ClassValidationError, cattrs.errors.IterableValidationError)):
+        return "; ".join(cattrs.transform_error(exc))
+    return _first_line(exc)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -87,9 +98,9 @@ class InfillProtocol(LanguageServerProtocol):
                 log.debug("ignored %s after shutdown", method)
             return
         try:
-            structured = super().structure_message(message)
-        except JsonRpcException as exc:
-            problem = _first_line(exc.__cause__) if exc.__cause__ is not None else exc.message
+            structured = self._structure(message)
+        except Exception as exc:
+            problem = _describe(exc)
             if is_request:
                 self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: invalid params ({problem})"))
             elif has_id and method is None:  # a malformed answer to one of our requests: fail that request
@@ -102,6 +113,16 @@ class InfillProtocol(LanguageServerProtocol):
         if is_request and method == types.SHUTDOWN:
             self.shutdown_requested = True
         self._dispatch(structured)
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """pygls's `structure_message` for a whole message, raising instead of logging a traceback."""
+        if "id" in data:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            if "method" in data:
+                return self._converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
+            return self._converter.structure(data, self._result_types.pop(data["id"], None) or JsonRPCResponseMessage)
+        return self._converter.structure(data, self.get_message_type(data.get("method", "")) or JsonRPCNotification)
 
     def _dispatch(self, message: Any) -> None:
         try:
@@ -152,4 +173,50 @@ class InfillProtocol(LanguageServerProtocol):
             log.error("notification handler failed", exc_info=exc)
 
 
-__all__ = ["InfillProtocol"]
+class Reader(Protocol):
+    def readline(self) -> Awaitable[bytes]: ...
+
+    def readexactly(self, n: int) -> Awaitable[bytes]: ...
+
+
+async def read_messages(reader: Reader, protocol: InfillProtocol, stop_event: threading.Event) -> None:
+    """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
+    ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
+    is not JSON is logged and skipped; the next frame is read as usual."""
+    while not stop_event.is_set():
+        length: int | None = None
+        seen_header = False
+        while True:
+            line = await reader.readline()
+            if not line:
+                return  # the client closed the pipe
+            text = line.decode("latin-1").strip()
+            if not text:
+                if seen_header:
+                    break
+                continue
+            seen_header = True
+            name, colon, value = text.partition(":")
+            if colon and name.strip().lower() == "content-length":
+                try:
+                    length = int(value.strip())
+                except ValueError:
+                    length = None
+        if length is None or length < 0:
+            log.warning("ignored a frame without a valid Content-Length header")
+            continue
+        body = await reader.readexactly(length)
+        if len(body) < length:
+            return
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.warning("ignored a message that is not JSON (%s)", exc)
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:  # never let one message end the loop
+            log.exception("failed to handle a message")
+
+
+__all__ = ["InfillProtocol", "read_messages"]

@@ -8,12 +8,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import sys
+import threading
 import time
 from collections import deque
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from engine import __version__
@@ -25,7 +28,7 @@ from .context import CursorContext, build_context
 from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
-from .protocol import REQUEST_FAILED, InfillProtocol
+from .protocol import REQUEST_FAILED, InfillProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
 from .status import StatusReporter
@@ -80,6 +83,22 @@ class InfillServer(LanguageServer):
             return bool(workspace and workspace.configuration)
         except Exception:
             return False
+
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls's stdio loop with Infill's reader (`protocol.read_messages`), which does not lose the messages after
+        a malformed frame."""
+        log.info("starting the stdio server")
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(read_messages(reader, self.protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
