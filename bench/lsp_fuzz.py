@@ -151,12 +151,15 @@ class Backend:
     max_open_streams: int = 0
     bad_requests: int = 0
     open_modes: list = field(default_factory=list)
+    #: Modes for the next requests, in order (tests); then random ones, or "normal" without `faults`.
+    script: list = field(default_factory=list)
     faults: bool = True
     _server: Any = None
     _tasks: set = field(default_factory=set)
 
     MODES = (("normal", 60), ("http500", 6), ("http429", 4), ("reset", 4), ("reset_mid", 4), ("stall", 3),
-             ("malformed", 5), ("endless_fast", 5), ("endless_slow", 2), ("done_then_stall", 2), ("unicode", 5))
+             ("malformed", 5), ("endless_fast", 5), ("endless_slow", 2), ("endless_same", 2), ("done_then_stall", 2),
+             ("unicode", 5))
 
     async def start(self) -> str:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
@@ -170,6 +173,8 @@ class Backend:
         await self._server.wait_closed()
 
     def _mode(self) -> str:
+        if self.script:
+            return self.script.pop(0)
         if not self.faults:
             return "normal"
         names, weights = zip(*self.MODES)
@@ -250,12 +255,14 @@ class Backend:
         words = ["x", " = ", "1", "\n", "    ", "return", " y", "(", ")", ":", "\n\n", "foo", "bar"]
         if mode == "unicode":
             words = ["é", "😀", "\ud800", "\x00", "\u2028", "\r\n", "\r", "中", "\x85"]
-        if mode in ("endless_fast", "endless_slow"):
+        if mode == "endless_same":  # no stop word ever: only a cap ends it
+            words = [" x"]
+        if mode in ("endless_fast", "endless_slow", "endless_same"):
             while True:  # ends when the client closes the connection
                 await event(token(self.rng.choice(words)))
-                await asyncio.sleep(0.001 if mode == "endless_fast" else 0.2)
-        if mode == "stall":
-            await event(token("x"))
+                await asyncio.sleep(0.2 if mode == "endless_slow" else 0.001)
+        if mode == "stall":  # headers, then nothing
+            await writer.drain()
             await self._until_closed(reader)
             return False
         for i in range(self.rng.randint(0, 6)):
