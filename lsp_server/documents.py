@@ -8,7 +8,9 @@ kept exactly as the editor has it (CRLF included) so that prefix and suffix are 
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
@@ -123,22 +125,54 @@ class Document:
         self._starts = line_starts(self.text)
 
 
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+#: Characters left as they are in a file URI's path (RFC 3986 pchar minus "%"), so `quote` escapes the same set
+#: whatever the client escaped.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_DRIVE = re.compile(r"/([A-Za-z]):")
+
+
+def normalize_uri(uri: str) -> str:
+    """One key per document however the client spells its URI.
+
+    Clients differ: VS Code sends `file:///c%3A/x.py`, Neovim `file:///C:/x.py`; a fuzzer sends `a%2Epy` for `a.py`.
+    For `file:` URIs the path is decoded and re-encoded with one fixed safe set (a file name cannot contain "/", so
+    decoding `%2F` conflates nothing) and a Windows drive letter is lower-cased (as VS Code does). Other schemes get
+    RFC 3986's equivalences only: upper-case escapes, unreserved characters decoded, lower-case scheme."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # e.g. an unbalanced "[" in the authority: keep the URI as its own key
+        return uri
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        path = unquote(parts.path, errors="surrogateescape")
+        path = _DRIVE.sub(lambda m: f"/{m.group(1).lower()}:", path, count=1) if _DRIVE.match(path) else path
+        path = quote(path, safe=_PATH_SAFE, errors="surrogateescape")
+        return urlunsplit(("file", parts.netloc.lower(), path, parts.query, parts.fragment))
+    rest = uri[len(parts.scheme) + 1:] if parts.scheme else uri
+    rest = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _UNRESERVED
+                       else "%" + m.group(1).upper(), rest)
+    return f"{scheme}:{rest}" if parts.scheme else rest
+
+
 class DocumentStore:
-    """The documents the editor has open, by URI."""
+    """The documents the editor has open, keyed by normalised URI (see `normalize_uri`)."""
 
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
 
     def open(self, uri: str, text: str, language_id: str = "plaintext", version: int | None = None) -> Document:
-        doc = Document(uri, text, language_id or "plaintext", version)
-        self._docs[uri] = doc
+        key = normalize_uri(uri)
+        doc = Document(key, text, language_id or "plaintext", version)
+        self._docs[key] = doc
         return doc
 
     def get(self, uri: str) -> Document | None:
-        return self._docs.get(uri)
+        return self._docs.get(normalize_uri(uri))
 
     def close(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        self._docs.pop(normalize_uri(uri), None)
 
     def __len__(self) -> int:
         return len(self._docs)

@@ -49,7 +49,7 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-class InfillProtocol(LanguageServerProtocol):
+class AnsweringProtocol(LanguageServerProtocol):
     """LanguageServerProtocol that answers every request exactly once and keeps errors in the log."""
 
     def __init__(self, server: Any, converter: Any) -> None:
@@ -179,7 +179,7 @@ class Reader(Protocol):
     def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
-async def read_messages(reader: Reader, protocol: InfillProtocol, stop_event: threading.Event) -> None:
+async def read_messages(reader: Reader, protocol: AnsweringProtocol, stop_event: threading.Event) -> None:
     """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
     ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
     is not JSON is logged and skipped; the next frame is read as usual."""
@@ -219,4 +219,4 @@ async def read_messages(reader: Reader, protocol: InfillProtocol, stop_event: th
             log.exception("failed to handle a message")
 
 
-__all__ = ["InfillProtocol", "read_messages"]
+__all__ = ["AnsweringProtocol", "read_messages"]

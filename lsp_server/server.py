@@ -25,10 +25,10 @@ from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
 from .context import CursorContext, build_context
-from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column
+from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
-from .protocol import REQUEST_FAILED, InfillProtocol, read_messages
+from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
 from .status import StatusReporter
@@ -38,6 +38,19 @@ log = logging.getLogger(__name__)
 ACCEPT_COMMAND = "infill.accept"
 STATS_METHOD = "infill/stats"
 BUSY_AFTER_S = 0.15
+
+
+class InfillProtocol(AnsweringProtocol):
+    """pygls's protocol without its text synchronisation, so that Infill's DocumentStore is the only copy.
+
+    pygls registers built-in didOpen/didChange/didClose handlers that run before ours, keep a second copy of every
+    document (updated in O(document) per keystroke), clamp the change's `Range` objects in place (we then applied the
+    clamped ranges) and split lines at characters LSP does not break at (`\\f`, `\\u2028`, …). A built-in is registered
+    only when the attribute is callable, so setting these to None leaves our own features as the only handlers."""
+
+    lsp_text_document__did_open = None  # type: ignore[assignment]
+    lsp_text_document__did_change = None  # type: ignore[assignment]
+    lsp_text_document__did_close = None  # type: ignore[assignment]
 
 
 class InfillServer(LanguageServer):
@@ -263,7 +276,7 @@ def build_server() -> InfillServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
         purge_finished_futures(ls)
-        uri = params.text_document.uri
+        uri = normalize_uri(params.text_document.uri)
         ls.documents.close(uri)
         ls.sessions.forget(uri)
         if ls.service is not None:
@@ -311,7 +324,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                    ) -> types.InlineCompletionList:
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
-    uri = params.text_document.uri
+    uri = normalize_uri(params.text_document.uri)  # the store's key: one per file however it is spelled
     doc = ls.documents.get(uri)
     if ls._config_lock.locked():
         # A configuration change or the start-up is being applied: serve after it, but from the text this request

@@ -3,7 +3,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from lsp_server.documents import UTF8, UTF16, UTF32, Document, DocumentStore, line_starts
+from lsp_server.documents import UTF8, UTF16, UTF32, Document, DocumentStore, line_starts, normalize_uri
 
 
 def test_line_starts_counts_crlf_once_and_lone_cr():
@@ -85,3 +85,35 @@ def test_ranged_change_matches_string_splice(source, insert, encoding, data):
     sa, sb = doc.offset_at(*start, encoding), doc.offset_at(*end, encoding)
     doc.apply_change(insert, (*start, *end), encoding)
     assert doc.text == source[:sa] + insert + source[sb:]
+
+
+@pytest.mark.parametrize("a,b", [
+    ("file:///w/a.py", "file:///w/a%2Epy"),
+    ("file:///w/a.py", "file:///w/a%2epy"),
+    ("file:///c%3A/w/a.py", "file:///C:/w/a.py"),  # VS Code and Neovim on Windows
+    ("file:///w/my%20file.py", "file:///w/my file.py"),
+    ("file:///w/%E4%B8%AD.py", "file:///w/中.py"),
+    ("FILE:///w/a.py", "file:///w/a.py"),
+    ("untitled:Untitled%2D1", "untitled:Untitled-1"),
+])
+def test_spellings_of_one_uri_normalise_alike(a, b):
+    assert normalize_uri(a) == normalize_uri(b)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("file:///w/a.py", "file:///w/A.py"),
+    ("file:///w/a.py", "file:///w/b.py"),
+    ("untitled:a%2Fb", "untitled:a/b"),  # "/" is reserved: equivalent only for files
+])
+def test_different_uris_stay_different(a, b):
+    assert normalize_uri(a) != normalize_uri(b)
+
+
+def test_store_is_keyed_by_the_normalised_uri():
+    store = DocumentStore()
+    store.open("file:///w/a.py", "x", "python", 1)
+    assert store.get("file:///w/a%2Epy") is store.get("file:///w/a.py")
+    store.open("file:///w/a%2Epy", "y", "python", 1)
+    assert len(store) == 1 and store.get("file:///w/a.py").text == "y"
+    store.close("file:///w/a%2epy")
+    assert store.get("file:///w/a.py") is None and len(store) == 0

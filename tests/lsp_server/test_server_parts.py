@@ -72,3 +72,13 @@ def test_server_registers_its_features():
                    "textDocument/didPartiallyAcceptCompletion", "infill/stats"):
         assert method in features, method
     assert "infill.accept" in server.protocol.fm.commands
+
+
+def test_only_infill_keeps_documents():
+    """pygls's built-in text sync (a second copy, ranges clamped in place, str.splitlines lines) is not registered:
+    didOpen/didChange/didClose reach Infill's handlers alone, and the sync capability is still advertised."""
+    server = build_server()
+    for method in (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_CLOSE):
+        assert method not in server.protocol.fm.builtin_features, method
+        assert server.protocol._get_handler(method) is server.protocol.fm.features[method]
+    assert types.INITIALIZE in server.protocol.fm.builtin_features  # the rest of pygls's protocol is kept
