@@ -113,7 +113,9 @@ PIECES = ["def f(x):\n", "    return x + 1\n", "import os\n", "x = 1", "if a:\n 
 
 
 def random_text(rng: random.Random, pieces: int) -> str:
-    return "".join(rng.choice(PIECES) for _ in range(pieces))
+    """Random text as the server will read it: JSON makes one character of a high and a low surrogate that end up
+    side by side in one string (as a UTF-16 editor would), so the reference does the same."""
+    return json.loads(json.dumps("".join(rng.choice(PIECES) for _ in range(pieces))))
 
 
 def big_text(rng: random.Random, size: int) -> str:
@@ -728,7 +730,7 @@ class Fuzz:
         end = time.monotonic() + 10
         while backend.open_streams and time.monotonic() < end:
             await asyncio.sleep(0.02)
-        streams_open = backend.open_streams
+        streams_open, streams_open_modes = backend.open_streams, list(backend.open_modes)
         stats_id = client.request("infill/stats", {})
         stats = (await client.wait_answered(stats_id)).get("answer", {}).get("result", {})
         kids = children(proc.pid)
@@ -765,7 +767,7 @@ class Fuzz:
             "bad_settings": self.bad_settings, "outages": len(outages), "outage_examples": outages[:3],
             "show_message_popups": len(client.show_messages),
             "popups_not_about_settings": [m for m in client.show_messages if "configuration" not in m][:3],
-            "streams_open_at_end": streams_open, "open_stream_modes": list(backend.open_modes), "max_open_streams": backend.max_open_streams,
+            "streams_open_at_end": streams_open, "open_stream_modes": streams_open_modes, "max_open_streams": backend.max_open_streams,
             "rss_mb_first": round(self.rss[0] / 1024, 1) if self.rss else None,
             "rss_mb_max": round(max(self.rss) / 1024, 1) if self.rss else None,
             "rss_mb_end": round(self.rss[-1] / 1024, 1) if self.rss else None,

@@ -25,6 +25,17 @@ CHUNK_SLACK = 16
 CHARS_PER_TOKEN_CAP = 32
 
 
+@contextlib.asynccontextmanager
+async def closing(stream: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str]]:
+    """Like `contextlib.aclosing`, but the close survives a second cancellation (a request superseded while its
+    deadline fires, or cancelled by the client too): cut short, it would leave the HTTP response open and the model
+    server generating into a connection nobody reads."""
+    try:
+        yield stream
+    finally:
+        await asyncio.shield(stream.aclose())  # type: ignore[attr-defined]
+
+
 @dataclass
 class _Run:
     """What one generation found out besides its text."""
@@ -79,7 +90,7 @@ class CodeGeneration:
         max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
         max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
         count = chars = 0
-        async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
+        async with closing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
                 count += 1
                 chars += len(chunk)

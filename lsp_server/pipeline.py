@@ -78,6 +78,8 @@ async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
     """Run `work` concurrently; when one fails or the caller is cancelled (superseded), cancel the others and
     wait for them, so no stream keeps a model slot busy after the answer (asyncio.gather leaves them running)."""
     tasks = [asyncio.ensure_future(w) for w in work]
+    for task in tasks:  # a failure after the first one is not news: mark it seen ("exception never retrieved")
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         for task in tasks:
@@ -87,7 +89,9 @@ async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
     finally:
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # asyncio.wait, not gather: cancelled again while waiting, gather would cancel the tasks a second time and cut
+        # their stream's close short; wait leaves them to finish their cleanup.
+        await asyncio.wait(tasks)
 
 
 def _unique(texts: list[str]) -> list[str]:
