@@ -45,6 +45,7 @@ RESULTS = ROOT / "bench" / "results"
 CANARY = "INFILL-CANARY-SECRET-7c1d"
 SURROGATE = re.compile("[\ud800-\udfff]")
 INTERNAL_ERROR = -32603
+EXCERPT = 10_000
 #: Error messages of completions that failed because of a fault the backend injected on purpose.
 INJECTED = re.compile(r"HTTP 500|HTTP 429|malformed|expected a JSON|not a string|no completion within|connect|reset|"
                       r"disconnect|timed out|transport|incomplete|protocol|peer", re.I)
@@ -54,19 +55,16 @@ INJECTED = re.compile(r"HTTP 500|HTTP 429|malformed|expected a JSON|not a string
 # The reference document model: LSP's rules, written independently of the server's
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 def split_lines(text: str) -> list[tuple[int, int]]:
     """(start, end without break) of each line; LSP breaks lines at \\n, \\r\\n and \\r only."""
-    out, start, i, n = [], 0, 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n" or ch == "\r":
-            end = i
-            if ch == "\r" and i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            out.append((start, end))
-            start = i + 1
-        i += 1
-    out.append((start, n))
+    out, start = [], 0
+    for match in _BREAK.finditer(text):
+        out.append((start, match.start()))
+        start = match.end()
+    out.append((start, len(text)))
     return out
 
 
@@ -145,8 +143,10 @@ def random_position(rng: random.Random, text: str, encoding: str) -> tuple[int, 
 @dataclass
 class Backend:
     rng: random.Random
-    #: (prompt, suffix) of every completion request, as received.
+    #: (prompt, suffix) of every completion request as received (long ones cut to EXCERPT characters) ...
     calls: list[tuple[str, str | None]] = field(default_factory=list)
+    #: ... and the hash of the whole pair, compared with the reference's (2 MB documents would not fit in memory).
+    keys: list[int] = field(default_factory=list)
     bodies_with_canary: int = 0
     modes: dict[str, int] = field(default_factory=dict)
     open_streams: int = 0
@@ -215,7 +215,10 @@ class Backend:
             return True
         if CANARY in text:
             self.bodies_with_canary += 1
-        self.calls.append((request.get("prompt"), request.get("suffix")))
+        prompt, suffix = request.get("prompt"), request.get("suffix")
+        self.keys.append(hash((prompt, suffix)))
+        self.calls.append((prompt if len(prompt or "") <= EXCERPT else f"…{prompt[-EXCERPT:]}",
+                           suffix if len(suffix or "") <= EXCERPT else f"{suffix[:EXCERPT]}…"))
         mode = self._mode()
         self.modes[mode] = self.modes.get(mode, 0) + 1
         if mode in ("http500", "http429"):
@@ -500,7 +503,9 @@ class Doc:
 
 
 class Fuzz:
-    def __init__(self, seed: int, encoding: str, actions: int, big_size: int, workdir: Path):
+    def __init__(self, seed: int, encoding: str, actions: int, big_size: int, workdir: Path,
+                 progress: bool = False):
+        self.progress = progress
         self.rng = random.Random(seed)
         self.seed = seed
         self.encoding = encoding
@@ -509,8 +514,8 @@ class Fuzz:
         self.workdir = workdir
         self.docs: dict[str, Doc] = {}
         self.closed: list[str] = []
-        #: (prompt, suffix) the backend may receive: one per completion request, as the engine sends it.
-        self.expected: set[tuple[str, str]] = set()
+        #: Hashes of the (prompt, suffix) the backend may receive: one per completion request, as the engine sends it.
+        self.expected: set[int] = set()
         self.counts: dict[str, int] = {}
         self.bad_settings = 0
         self.rss: list[int] = []
@@ -594,7 +599,7 @@ class Fuzz:
         line, character = random_position(self.rng, doc.text, self.encoding)
         offset = offset_at(doc.text, line, character, self.encoding)
         if not doc.excluded:
-            self.expected.add((as_sent(doc.text[:offset]), as_sent(doc.text[offset:])))
+            self.expected.add(hash((as_sent(doc.text[:offset]), as_sent(doc.text[offset:]))))
         kind = self.rng.choice([1, 2, 2, 2])  # 1 invoked, 2 automatic
         msg_id = client.request("textDocument/inlineCompletion", {
             "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
@@ -720,6 +725,10 @@ class Fuzz:
                     await asyncio.sleep(0.01)
             if step % 200 == 0:
                 self.rss.append(rss_kb(proc.pid))
+            if self.progress and step % 1000 == 999:
+                print(f"  seed {self.seed} {self.encoding}: {step + 1} actions, {client.next_id} requests, "
+                      f"{len(backend.calls)} model calls, {time.monotonic() - started:.0f} s", file=sys.stderr,
+                      flush=True)
         # Every request answered: wait for the stragglers (a generous safety net; none should need it).
         end = time.monotonic() + 60
         while client.pending and time.monotonic() < end:
@@ -748,7 +757,7 @@ class Fuzz:
         await asyncio.sleep(0.2)
         left = [pid for pid in kids if Path(f"/proc/{pid}").exists()]
         # Every prompt must be the reference text around the cursor of some request.
-        drift = [(p, s) for p, s in backend.calls if (p, s) not in self.expected]
+        drift = [call for key, call in zip(backend.keys, backend.calls) if key not in self.expected]
         errors = client.error_messages
         outages = [m for m in errors if not INJECTED.search(m)]
         stderr = server.log_text()
@@ -812,7 +821,7 @@ def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
 
 def run_one(seed: int, encoding: str, actions: int, big_size: int) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="infill-fuzz-docs-"))
-    return asyncio.run(Fuzz(seed, encoding, actions, big_size, workdir).run())
+    return asyncio.run(Fuzz(seed, encoding, actions, big_size, workdir, progress=True).run())
 
 
 def build_parser() -> argparse.ArgumentParser:

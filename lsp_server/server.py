@@ -374,7 +374,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     except InfillError as exc:
         message = f"Infill completion failed: {exc}"
         ls.status.publish(StatusEvent("error", message))
-        log.error("%s", message)
+        log.warning("%s", message)  # an expected failure (backend down, deadline): one line, no traceback
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
         busy.cancel()
