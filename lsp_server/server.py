@@ -6,7 +6,6 @@ Sessions (supersession, debounce) + CompletionService (cache, engine, post-proce
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import sys
 import threading
@@ -389,8 +388,9 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
 
 
 def snapshot(doc: Document) -> Document:
-    """A copy of the document that later edits do not change (they replace `text` and the line index)."""
-    return copy.copy(doc)
+    """A copy of the document that later edits do not change (they update the store's chunks in place). O(document),
+    paid only by a request that has to wait for a configuration change."""
+    return Document(doc.uri, doc.text, doc.language_id, doc.version)
 
 
 def _publish_busy(ls: InfillServer) -> None:
