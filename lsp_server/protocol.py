@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from functools import partial
 from typing import Any, Awaitable, Protocol
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
-                              JsonRpcRequestCancelled)
+                              JsonRpcMethodNotFound, JsonRpcRequestCancelled)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
@@ -139,6 +140,23 @@ class AnsweringProtocol(LanguageServerProtocol):
         self._send_response(msg_id, error=error.to_response_error())
 
     # --- answering -----------------------------------------------------------------------------------------------
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """pygls's, without its tracebacks: an unknown method is a log line, and a failure to start the handler is
+        answered without the traceback pygls put in `error.data`."""
+        try:
+            handler = self._get_handler(method_name)
+        except JsonRpcMethodNotFound as error:
+            self._answer_error(msg_id, error)
+            return
+        self._ctx_msg_id.set(msg_id)
+        try:
+            self._execute_handler(msg_id=msg_id, handler=handler, args=(params,),
+                                  callback=partial(self._send_handler_result, msg_id=msg_id))
+        except Exception as exc:
+            log.error("request %s (%s) could not be started", msg_id, method_name, exc_info=exc)
+            self._request_futures.pop(msg_id, None)
+            self._answer_error(msg_id, JsonRpcInternalError(f"Internal error: {_first_line(exc)}"))
 
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         self._request_futures.pop(msg_id, None)
