@@ -3,8 +3,9 @@
 pygls structures each message inside `json.loads(object_hook=...)`. When the params do not fit the method's type
 (an inlineCompletion without `context`, `position.line: -1`, a custom request without `params`) the exception leaves
 the reader loop before pygls knows the message id, so the request is never answered; a message without
-`"jsonrpc": "2.0"` and any request after `shutdown` are dropped as well. LSP wants an error response for each:
--32602 InvalidParams and -32600 InvalidRequest. Here the object hook leaves every object as a dict, and the whole
+`"jsonrpc": "2.0"` and any request after `shutdown` are dropped as well, and requests before `initialize` run
+against a workspace that does not exist yet. LSP wants an error response for each: -32602 InvalidParams, -32600
+InvalidRequest, -32002 ServerNotInitialized. Here the object hook leaves every object as a dict, and the whole
 message is structured in `handle_message`, where its id is known.
 
 Errors are logged, not shown: pygls logs a traceback for every error answer (including expected ones such as
@@ -22,7 +23,8 @@ from typing import Any, Awaitable, Protocol
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
-                              JsonRpcMethodNotFound, JsonRpcRequestCancelled)
+                              JsonRpcMethodNotFound, JsonRpcRequestCancelled,
+                              JsonRpcServerNotInitialized)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
@@ -57,6 +59,7 @@ class AnsweringProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         #: Set when the `shutdown` request arrives (pygls sets `_shutdown` only once its handler has finished).
         self.shutdown_requested = False
+        self.initialize_requested = False
 
     # --- reading -------------------------------------------------------------------------------------------------
 
@@ -92,6 +95,13 @@ class AnsweringProtocol(LanguageServerProtocol):
             else:
                 log.warning("ignored a notification whose method is not a string: %.100r", method)
             return
+        if not self.initialize_requested and method is not None and method not in (types.INITIALIZE, types.EXIT):
+            # LSP: before `initialize`, a request gets ServerNotInitialized and a notification is dropped.
+            if is_request:
+                self._answer_error(msg_id, JsonRpcServerNotInitialized(f"{method}: the server is not initialized"))
+            else:
+                log.debug("ignored %s before initialize", method)
+            return
         if self.shutdown_requested and method is not None and method != types.EXIT:
             if is_request:
                 self._answer_error(msg_id, JsonRpcInvalidRequest(f"{method}: the server is shutting down"))
@@ -113,6 +123,8 @@ class AnsweringProtocol(LanguageServerProtocol):
             return
         if is_request and method == types.SHUTDOWN:
             self.shutdown_requested = True
+        if is_request and method == types.INITIALIZE:
+            self.initialize_requested = True
         self._dispatch(structured)
 
     def _structure(self, data: dict[str, Any]) -> Any:

@@ -144,6 +144,27 @@ async def test_request_after_shutdown_is_invalid_request():
         await s.backend.close()
 
 
+async def test_requests_before_initialize_get_server_not_initialized():
+    backend = Backend(random.Random(0), faults=False)
+    endpoint = await backend.start()
+    server = ServerProcess()
+    client = Client(await server.start(), settings(endpoint))
+    try:
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///a.py", "languageId": "python",
+                                                                "version": 1, "text": "x"}})
+        early = client.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": "file:///a.py"}, "position": {"line": 0, "character": 1},
+            "context": {"triggerKind": 1}})
+        await client.drain()
+        assert (await client.wait_answered(early))["answer"]["error"]["code"] == -32002
+        await initialize(client, "utf-16")
+        stats = client.request("infill/stats", {})
+        await client.drain()
+        assert (await client.wait_answered(stats))["answer"]["result"]["documents"] == 0  # the early open was dropped
+    finally:
+        await stop(Session(client, backend, server, endpoint))
+
+
 BAD = [
     ({"completion": {"kind": "nope/completion"}}, "completion.kind"),
     ({"completion": {"kind": "openai/chat"}}, "completion.kind"),
