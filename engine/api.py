@@ -47,7 +47,7 @@ def check_config(config: EngineConfig) -> None:
         if cfg is None:
             continue
         if cfg.kind != "local":  # "local" is checked when llama-server starts
-            resolve(cfg, role, role)  # type: ignore[arg-type]
+            resolve(cfg, role, role)
         if role == "completion":
             try:
                 PromptTemplate.from_setting(cfg.prompt_template)

@@ -18,7 +18,7 @@ import json
 import logging
 import threading
 from functools import partial
-from typing import Any, Awaitable, Protocol
+from typing import Any, Awaitable, Protocol, cast
 
 import cattrs
 from lsprotocol import types
@@ -26,7 +26,7 @@ from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInv
                               JsonRpcMethodNotFound, JsonRpcRequestCancelled,
                               JsonRpcServerNotInitialized)
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from engine.errors import InfillError
 
@@ -114,10 +114,10 @@ class AnsweringProtocol(LanguageServerProtocol):
             problem = _describe(exc)
             if is_request:
                 self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: invalid params ({problem})"))
-            elif has_id and method is None:  # a malformed answer to one of our requests: fail that request
+            elif has_id and method is None and _valid_id(msg_id):  # a malformed answer to one of our requests
                 log.warning("malformed response to request %s: %s", msg_id, problem)
-                self._handle_response(msg_id, None, types.ResponseError(code=JsonRpcInvalidParams.CODE,
-                                                                        message=f"malformed response: {problem}"))
+                error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
+                self._handle_response(cast("str | int", msg_id), None, error)
             else:
                 log.warning("ignored %s: invalid params (%s)", method or "a message", problem)
             return
@@ -209,7 +209,7 @@ class Reader(Protocol):
     def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
-async def read_messages(reader: Reader, protocol: AnsweringProtocol, stop_event: threading.Event) -> None:
+async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: threading.Event) -> None:
     """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
     ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
     is not JSON is logged and skipped; the next frame is read as usual."""
