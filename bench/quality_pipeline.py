@@ -50,9 +50,9 @@ class RecordingEngine(Engine):
     last: Completion | None = None
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
         self.last = None
-        completion = await super().complete(request, options, ready_timeout)
+        completion = await super().complete(request, options, ready_timeout, deadline)
         self.last = completion
         return completion
 
