@@ -521,6 +521,8 @@ class Fuzz:
         self.rss: list[int] = []
         self.uri_counter = 0
         self.excluded_uris: set[str] = set()
+        #: Request id → the (line, character) the cursor really is at (positions past an end clamped).
+        self.cursors: dict[int, tuple[int, int]] = {}
 
     def count(self, name: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + 1
@@ -604,6 +606,7 @@ class Fuzz:
         msg_id = client.request("textDocument/inlineCompletion", {
             "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
             "context": {"triggerKind": kind}})
+        self.cursors[msg_id] = column_of(doc.text, offset, self.encoding)
         if cancel:
             client.notify("$/cancelRequest", {"id": msg_id})
             self.count("cancel")
@@ -758,7 +761,14 @@ class Fuzz:
         left = [pid for pid in kids if Path(f"/proc/{pid}").exists()]
         # Every prompt must be the reference text around the cursor of some request.
         drift = [call for key, call in zip(backend.keys, backend.calls) if key not in self.expected]
-        errors = client.error_messages
+        misplaced = items = 0  # items whose range does not start at the (clamped) cursor
+        for msg_id, cursor in self.cursors.items():
+            result = client.answers_by_id.get(msg_id, {}).get("answer", {}).get("result") or {}
+            for item in result.get("items", []) if isinstance(result, dict) else []:
+                start = item.get("range", {}).get("start", {})
+                misplaced += (start.get("line"), start.get("character")) != cursor
+                items += 1
+                errors = client.error_messages
         outages = [m for m in errors if not INJECTED.search(m)]
         stderr = server.log_text()
         duplicated = sum(1 for n in client.answers.values() if n > 1)
@@ -774,6 +784,7 @@ class Fuzz:
             "suffix_sent": sum(1 for _, s in backend.calls if s is not None),
             "excluded_text_sent": backend.bodies_with_canary, "invalid_utf8_bodies": backend.bad_requests,
             "bad_settings": self.bad_settings, "outages": len(outages), "outage_examples": outages[:3],
+            "items": items, "items_misplaced": misplaced,
             "show_message_popups": len(client.show_messages),
             "popups_not_about_settings": [m for m in client.show_messages if "configuration" not in m][:3],
             "streams_open_at_end": streams_open, "open_stream_modes": streams_open_modes, "max_open_streams": backend.max_open_streams,
@@ -798,7 +809,8 @@ def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
     """What went wrong in one run (empty: the run passed)."""
     out = []
     for key in ("unanswered", "answered_twice", "answers_to_unknown_ids", "internal_errors", "drift",
-                "excluded_text_sent", "invalid_utf8_bodies", "outages", "streams_open_at_end", "tracebacks_in_log"):
+                "excluded_text_sent", "invalid_utf8_bodies", "outages", "streams_open_at_end", "tracebacks_in_log",
+                "items_misplaced"):
         if report[key]:
             out.append(f"{key}: {report[key]}")
     if report["popups_not_about_settings"]:

@@ -347,6 +347,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     position = params.position
     ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
                         indent_unit=settings.indent_unit, filepath=uri_to_path(uri))
+    # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
+    position = types.Position(*doc.position_at(ctx.offset, encoding))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
