@@ -106,7 +106,7 @@ class Pipeline:
         await self.service.close()
 
     async def ours(self, task: Task) -> Generation:
-        from lsp_server.context import build_context
+        from lsp_server.context import Window, build_context
         from lsp_server.documents import Document
 
         uri = f"file:///bench/{task.suite}/{task.task_id.replace('/', '_')}"
@@ -114,7 +114,8 @@ class Pipeline:
         line = task.prefix.count("\n")
         character = len(task.prefix) - (task.prefix.rfind("\n") + 1)  # column 0 for every task (an empty line)
         context = build_context(document, line, character, "utf-32", policy=self.settings.multiline,
-                                indent_unit=self.settings.indent_unit)
+                                indent_unit=self.settings.indent_unit,
+                                window=Window.for_model(self.settings.engine.completion))
         started = time.perf_counter()
         suggestions = await self.service.generate(context)
         latency_ms = (time.perf_counter() - started) * 1000.0

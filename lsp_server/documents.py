@@ -119,6 +119,9 @@ class Document:
         self.uri = uri
         self.language_id = language_id
         self.version = version
+        #: Facts callers derive from the text around the cursor (the indent unit), each with the key it was derived
+        #: under, so a keystroke need not derive them again.
+        self.facts: dict[str, tuple[object, object]] = {}
         self._size = max(1, chunk_chars)
         self._set_text(text)
 

@@ -23,7 +23,7 @@ from engine.api import StatusEvent
 from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
-from .context import CursorContext, build_context
+from .context import CursorContext, Window, build_context
 from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
@@ -346,7 +346,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     encoding = ls.encoding
     position = params.position
     ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
-                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri))
+                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
+                        window=Window.for_model(settings.engine.completion))
     # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
     position = types.Position(*doc.position_at(ctx.offset, encoding))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked

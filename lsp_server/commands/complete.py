@@ -104,7 +104,7 @@ async def complete_at(path: Path, line: int, col: int, language: str, overrides:
                       config_path: Path | None, status: StderrStatus) -> str | None:
     from engine.errors import ConfigError
     from lsp_server.config import SettingsStore, config_file_path, load_config_file
-    from lsp_server.context import build_context
+    from lsp_server.context import Window, build_context
     from lsp_server.documents import UTF32, Document
     from lsp_server.pipeline import CompletionService
 
@@ -120,7 +120,7 @@ async def complete_at(path: Path, line: int, col: int, language: str, overrides:
     if line - 1 >= doc.line_count:
         raise ValueError(f"{path} has {doc.line_count} lines; line {line} does not exist")
     ctx = build_context(doc, line - 1, col - 1, UTF32, policy=settings.multiline, indent_unit=settings.indent_unit,
-                        filepath=str(path))
+                        filepath=str(path), window=Window.for_model(settings.engine.completion))
     service = CompletionService(settings, status)
     try:
         status.say(f"completing {path}:{line}:{col} ({language}, {'multi' if ctx.multiline else 'single'}-line)")

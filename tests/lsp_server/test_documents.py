@@ -200,7 +200,7 @@ def test_chunks_stay_bounded_while_typing_and_deleting():
     doc = Document("file:///t", "line\n" * 5000, chunk_chars=256)
     for k in range(2000):
         doc.apply_change("x\n" if k % 3 else "y", (2500, 0, 2500, 0))
-    for k in range(2000):
+    for _ in range(2000):
         doc.apply_change("", (2400, 0, 2401, 0))
     assert doc.text.count("\n") == doc.line_count - 1
     assert all(len(c) <= 2 * 256 + 5 for c in doc._chunks)
