@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator, Iterable
 
 from .decoding import StopCondition
-from .errors import BackendError
+from .errors import DeadlineExceeded
 from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
@@ -117,7 +117,7 @@ class CodeGeneration:
             try:
                 text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
             except asyncio.TimeoutError:
-                raise BackendError("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
                                    ) from None
         else:
             parts: list[str] = []
@@ -132,7 +132,7 @@ class CodeGeneration:
             except asyncio.TimeoutError:
                 run.stats.hit_deadline = True
                 if not "".join(parts):
-                    raise BackendError("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                    raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
                                        ) from None
             text = "".join(parts)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
-from engine.types import CompletionOptions, CompletionRequest
+from engine.errors import DeadlineExceeded
+from engine.types import Completion, CompletionOptions, CompletionRequest
 
 from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
@@ -193,9 +194,20 @@ class CompletionService:
         started = time.perf_counter()
         self.model_calls += count
         settings = self.settings
-        completions = await all_or_none([
-            engine.complete(request, self._options(invoked, ctx.multiline, i), settings.ready_timeout,
-                            settings.request_timeout) for i in range(count)])
+
+        async def choice(i: int) -> Completion | None:
+            try:
+                return await engine.complete(request, self._options(invoked, ctx.multiline, i),
+                                             settings.ready_timeout, settings.request_timeout)
+            except DeadlineExceeded:
+                if count == 1:
+                    raise
+                return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
+
+        completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
+        if not completions:
+            raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                             "(setting request_timeout)")
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:

@@ -29,9 +29,7 @@ async def client(lsp_client: LanguageClient, llama_server: str):
     record_status(lsp_client)
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=capabilities(["utf-16"]),
-        # request_timeout: the reference generations run to their end however slow a loaded machine makes them.
-        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0,
-                                              request_timeout=3600.0)))
+        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0)))
     await wait_status(lsp_client, "ready")
     yield
     await lsp_client.shutdown_session()

@@ -95,3 +95,32 @@ async def test_a_request_waiting_for_the_config_lock_uses_its_own_document_versi
     ls._config_lock.release()
     await task
     assert [(c.prefix, c.suffix) for c in ls.service.contexts] == [("abc", "\n")]
+
+
+class ChoicesEngine:
+    """Choice 1 gets nothing before the deadline; the others answer."""
+
+    async def start(self):
+        pass
+
+    async def complete(self, request, options, ready_timeout=120.0, deadline=None):
+        from engine.errors import DeadlineExceeded
+        from engine.types import Completion, StopReason
+
+        if options.seed % 3 == 1:
+            raise DeadlineExceeded("infill", "no completion within 1 s (setting request_timeout)")
+        return Completion(text=f"x{options.seed % 3}", stop_reason=StopReason.END_OF_STREAM)
+
+
+async def test_a_choice_that_misses_the_deadline_leaves_the_others(monkeypatch):
+    from lsp_server.config import parse_settings
+    from lsp_server.context import build_context
+    from lsp_server.documents import Document
+    from lsp_server.pipeline import CompletionService
+
+    monkeypatch.setattr("lsp_server.pipeline.time.time", lambda: 0.0)  # seeds 0, 1, 2 for the three choices
+    service = CompletionService(parse_settings({"invoked_choices": 3, "multiline": "never"}),
+                                engine_factory=lambda config, on_status=None: ChoicesEngine())
+    ctx = build_context(Document("file:///c.txt", "y = \n", "plaintext"), 0, 4)
+    texts = sorted(s.text for s in await service.generate(ctx, invoked=True))
+    assert texts == ["x0", "x2"]
