@@ -50,9 +50,9 @@ class RecordingEngine(Engine):
     last: Completion | None = None
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
         self.last = None
-        completion = await super().complete(request, options, ready_timeout)
+        completion = await super().complete(request, options, ready_timeout, deadline)
         self.last = completion
         return completion
 
@@ -79,6 +79,8 @@ class Pipeline:
 
         settings = dict(server_settings or {})
         settings.setdefault("temperature", 0.0)
+        # Quality is measured on whole generations: the interactive deadline must not cut them on a loaded machine.
+        settings.setdefault("request_timeout", 600.0)
         if max_tokens is not None:
             settings["max_tokens"] = max_tokens
         parsed = parse_settings(settings)

@@ -10,8 +10,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from .config import EngineConfig, ModelConfig
-from .errors import BackendUnavailable, InfillError
-from .types import Completion, CompletionOptions, CompletionRequest, StatusCallback, StatusEvent
+from .errors import BackendUnavailable, ConfigError, InfillError
+from .types import (Completion, CompletionOptions, CompletionRequest, StatusCallback,
+                    StatusEvent)
 
 if TYPE_CHECKING:  # imported when the engine starts: a remote backend never loads the local server's modules
     from .code import CodeGeneration
@@ -21,6 +22,32 @@ if TYPE_CHECKING:  # imported when the engine starts: a remote backend never loa
 __all__ = ["Engine", "StatusCallback", "StatusEvent"]
 
 log = logging.getLogger(__name__)
+
+
+def check_config(config: EngineConfig) -> None:
+    """Check everything an engine start would reject, without starting anything: the language table, each model's
+    kind (known, and of the right role), endpoint, model name, API key and prompt template.
+
+    The LSP layer calls this when settings arrive, so a bad value is refused there, naming its key, while the
+    running engine keeps serving; otherwise it would surface only when the new engine fails to start."""
+    from .backends import resolve
+    from .languages import LanguageTable
+    from .prompt import PromptTemplate
+
+    LanguageTable.load(config.languages)
+    for role in ("completion", "chat", "embedding"):
+        cfg: ModelConfig | None = getattr(config, role)
+        if cfg is None:
+            continue
+        if cfg.kind != "local":  # "local" is checked when llama-server starts
+            resolve(cfg, role, role)
+        if role == "completion":
+            try:
+                PromptTemplate.from_setting(cfg.prompt_template)
+            except ConfigError:
+                raise
+            except ValueError as exc:
+                raise ConfigError(f"{role}.prompt_template", str(exc).removeprefix("prompt_template: ")) from None
 
 
 class Engine:
@@ -72,7 +99,14 @@ class Engine:
                 from .backends import create_completion_stream
 
                 stream = create_completion_stream(cfg)
-                template = PromptTemplate.from_setting(cfg.prompt_template)
+                if cfg.prompt_template is None and getattr(stream, "native_fim", False):
+                    # No template set and the API takes `prompt` + `suffix` itself: send the suffix natively.
+                    template = PromptTemplate.native_fim()
+                else:
+                    template = PromptTemplate.from_setting(cfg.prompt_template)
+                    if template.prefix_only:
+                        log.warning("kind %s takes a templated prompt and no prompt_template with {suffix} is set: "
+                                    "completing from the text before the cursor only", cfg.kind)
             self._generation = CodeGeneration(
                 stream, template, languages, count_tokens=count_tokens,
                 max_prefix_tokens=cfg.max_prefix_tokens, max_suffix_tokens=cfg.max_suffix_tokens,
@@ -101,10 +135,11 @@ class Engine:
             raise BackendUnavailable("llama-server", self._local.failed_reason)
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
+        """`deadline`: seconds the generation may take once the model is ready (None: no limit)."""
         await self.wait_ready(ready_timeout)
         assert self._generation is not None
-        return await self._generation.generate(request, options)
+        return await self._generation.generate(request, options, deadline)
 
     async def warm(self, request: CompletionRequest) -> bool:
         """Prefill the request's context into the model server's cache when the engine is ready (never waits)."""

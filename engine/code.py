@@ -5,16 +5,36 @@ generating for that request at once."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
-from typing import AsyncGenerator, Iterable
+from typing import AsyncGenerator, AsyncIterator, Iterable
 
 from .decoding import StopCondition
+from .errors import DeadlineExceeded
 from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
 from .validation import check_stop_words, check_token_budget
+
+#: The stream is closed after this many chunks per requested token (plus CHUNK_SLACK), whatever the server does:
+#: a server that ignores `max_tokens` (or streams for ever) must not hold a request or a slot.
+CHUNKS_PER_TOKEN = 2
+CHUNK_SLACK = 16
+#: ... and after this many characters per requested token (a server sending huge chunks).
+CHARS_PER_TOKEN_CAP = 32
+
+
+@contextlib.asynccontextmanager
+async def closing(stream: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str]]:
+    """Like `contextlib.aclosing`, but the close survives a second cancellation (a request superseded while its
+    deadline fires, or cancelled by the client too): cut short, it would leave the HTTP response open and the model
+    server generating into a connection nobody reads."""
+    try:
+        yield stream
+    finally:
+        await asyncio.shield(stream.aclose())  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -30,7 +50,9 @@ class _Run:
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
             return StopReason.STOP_WORD
-        return StopReason.TOKEN_LIMIT if self.stats.hit_token_limit else StopReason.END_OF_STREAM
+        if self.stats.hit_token_limit or self.stats.hit_deadline:
+            return StopReason.TOKEN_LIMIT
+        return StopReason.END_OF_STREAM
 
 
 class CodeGeneration:
@@ -63,26 +85,53 @@ class CodeGeneration:
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
-        async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
+        max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
+        max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
+        count = chars = 0
+        async with closing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
+                count += 1
+                chars += len(chunk)
+                if chars > max_chars:
+                    chunk = chunk[:len(chunk) - (chars - max_chars)]
                 piece = stop.feed(chunk)
                 if piece:
                     yield piece
                 if stop.stopped:
                     return  # leaving the block closes the stream, which cancels the request
+                if count >= max_chunks or chars >= max_chars:
+                    run.stats.hit_token_limit = True  # the client-side cap: the server went on past max_tokens
+                    break
         piece = stop.finish()
         if piece:
             yield piece
 
-    async def generate(self, request: CompletionRequest, options: CompletionOptions) -> Completion:
+    async def generate(self, request: CompletionRequest, options: CompletionOptions,
+                       deadline: float | None = None) -> Completion:
+        """`deadline` (seconds) ends the generation however the server behaves (a trickling or endless stream):
+        the text so far is the completion; with no text at all it is an error naming the setting."""
         run = await self._start(request)
         if options.mode == "next_edit_suggestion":
-            text = await generate_sync(self.stream, run.prompt, options, run.stats)
+            try:
+                text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
+            except asyncio.TimeoutError:
+                raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                                   ) from None
         else:
-            parts = []
-            async with contextlib.aclosing(self._pieces(run, options)) as pieces:
-                async for piece in pieces:
-                    parts.append(piece)
+            parts: list[str] = []
+
+            async def read() -> None:
+                async with contextlib.aclosing(self._pieces(run, options)) as pieces:
+                    async for piece in pieces:
+                        parts.append(piece)
+
+            try:
+                await asyncio.wait_for(read(), deadline)
+            except asyncio.TimeoutError:
+                run.stats.hit_deadline = True
+                if not "".join(parts):
+                    raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                                       ) from None
             text = "".join(parts)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)

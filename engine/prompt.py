@@ -35,6 +35,9 @@ PLACEHOLDERS = ("prefix", "suffix", "filepath", "language")
 _PLACEHOLDER = re.compile(r"\{(prefix|suffix|filepath|language)\}")
 _ANY_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PREFIX_ONLY_NAMES = ("prefix-only", "none")
+#: The template of a backend that applies the model's FIM tokens itself (llama.cpp /infill, OpenAI-style `suffix`,
+#: Codestral FIM, Ollama `suffix`): it takes the clipped prefix and suffix as they are.
+NATIVE_FIM = "native-fim"
 SETTING = "prompt_template"
 
 
@@ -104,6 +107,11 @@ class PromptTemplate:
         repo = entry.get("repo")
         return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())),
                    repo=RepoForm(repo["header"], repo["file"], repo["current"]) if repo else None)
+
+    @classmethod
+    def native_fim(cls) -> "PromptTemplate":
+        """For a backend that takes `prefix` and `suffix` apart; `render` only matters for logs."""
+        return cls(name=NATIVE_FIM, template="{prefix}{suffix}")
 
     @property
     def prefix_only(self) -> bool:
@@ -181,7 +189,7 @@ async def _fits_whole(text: str, budget: int, count_tokens: CountTokens | None) 
         return len(text) <= budget
     # Every token covers at least one byte, so a text of at most `budget` bytes fits without asking the tokenizer
     # (an HTTP round trip to llama-server on every keystroke otherwise).
-    if len(text) <= budget and len(text.encode("utf-8")) <= budget:
+    if len(text) <= budget and len(text.encode("utf-8", "surrogatepass")) <= budget:
         return True
     # A text of more than MAX_CHARS_PER_TOKEN characters per budget token is taken not to fit: no tokenizer call.
     return len(text) <= budget * MAX_CHARS_PER_TOKEN and await count_tokens(text) <= budget

@@ -116,6 +116,8 @@ class GenerationStats:
     cached_prompt_tokens: int | None = None
     generated_tokens: int | None = None
     hit_token_limit: bool = False
+    #: The caller's deadline ended the generation (the text is cut like at a token limit).
+    hit_deadline: bool = False
     timings: dict[str, Any] = field(default_factory=dict)
 
 

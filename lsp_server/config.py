@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from engine.api import check_config
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
 from engine.tomlfiles import tomllib
@@ -60,6 +61,9 @@ class ServerSettings:
     debounce: DebounceSettings = field(default_factory=DebounceSettings)
     #: How long a request waits for a model that is still loading before it gives up.
     ready_timeout: float = 120.0
+    #: The longest a model may take over one completion, once it is ready: the generation ends there whatever the
+    #: server does (a trickling or endless stream), keeping what it produced so far.
+    request_timeout: float = 20.0
     cache_size: int = 100
     cache_ttl: float = 300.0
     #: Typing through a shown suggestion is served from it for at most this many typed characters.
@@ -81,8 +85,8 @@ class ServerSettings:
             raise ValueError("temperatures must be numbers from 0 to 2")
         if not 1 <= self.invoked_choices <= 8:
             raise ValueError("invoked_choices must be from 1 to 8")
-        if self.ready_timeout <= 0:
-            raise ValueError("ready_timeout must be a positive number of seconds")
+        if self.ready_timeout <= 0 or self.request_timeout <= 0:
+            raise ValueError("ready_timeout and request_timeout must be positive numbers of seconds")
         if self.cache_size < 0 or self.cache_ttl < 0 or self.typing_through_max < 0:
             raise ValueError("cache_size, cache_ttl and typing_through_max must not be negative")
 
@@ -104,6 +108,7 @@ def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
     for key, value in data.items():
         (engine_part if _snake(key) in ENGINE_KEYS else server_part)[key] = value
     engine = from_dict(EngineConfig, engine_part)
+    check_config(engine)
     return from_dict(ServerSettings, {**server_part, "engine": engine})
 
 
@@ -162,6 +167,13 @@ class SettingsStore:
         self._layers = candidate
         self.current = settings
         return settings
+
+    def checkpoint(self) -> tuple[dict[str, dict[str, Any]], ServerSettings]:
+        """The state to go back to (`rollback`) when settings that validated still fail to take effect."""
+        return dict(self._layers), self.current
+
+    def rollback(self, state: tuple[dict[str, dict[str, Any]], ServerSettings]) -> None:
+        self._layers, self.current = dict(state[0]), state[1]
 
 
 def engine_changed(old: ServerSettings, new: ServerSettings) -> bool:

@@ -84,7 +84,8 @@ class LoggingSetup:
         try:
             path = Path(log_file).expanduser() if log_file else state_dir() / "infill.log"
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8")
+            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8",
+                                                      errors="backslashreplace")
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             handlers.append(fh)
         except OSError:

@@ -10,10 +10,11 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
-from engine.types import CompletionOptions, CompletionRequest
+from engine.errors import DeadlineExceeded
+from engine.types import Completion, CompletionOptions, CompletionRequest
 
 from . import postprocess
 from .cache import CompletionCache
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from .workspace.provider import WorkspaceContext
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,26 @@ class Postprocessor:
 def single_line(text: str) -> str:
     cut = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
     return text if cut < 0 else text[:cut]
+
+
+async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
+    """Run `work` concurrently; when one fails or the caller is cancelled (superseded), cancel the others and
+    wait for them, so no stream keeps a model slot busy after the answer (asyncio.gather leaves them running)."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    for task in tasks:  # a failure after the first one is not news: mark it seen ("exception never retrieved")
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task in done and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        # asyncio.wait, not gather: cancelled again while waiting, gather would cancel the tasks a second time and cut
+        # their stream's close short; wait leaves them to finish their cleanup.
+        await asyncio.wait(tasks)
 
 
 def _unique(texts: list[str]) -> list[str]:
@@ -92,21 +115,31 @@ class CompletionService:
         await self.engine.start()
 
     async def apply_settings(self, new: ServerSettings) -> bool:
-        """Apply new settings; returns True when the engine was restarted (model, backend or languages changed)."""
+        """Apply new settings; returns True when the engine was replaced (model, backend or languages changed).
+
+        A new engine is started, and must be ready, before the old one is closed: when it cannot start, the
+        exception propagates, the old engine and settings stay in force and completions go on."""
         old = self.settings
+        replaced = False
+        if engine_changed(old, new) and self.engine is not None:
+            candidate = self._engine_factory(new.engine, self._on_status)
+            try:
+                await candidate.start()
+                await candidate.wait_ready(new.ready_timeout)
+            except BaseException:
+                await candidate.close()
+                self._on_status(self.engine.status)  # the old engine's state again (the candidate reported its own)
+                raise
+            previous, self.engine = self.engine, candidate
+            await previous.close()
+            replaced = True
         self.settings = new
         self.cache.max_entries = new.cache_size
         self.cache.ttl = new.cache_ttl
         self.cache.typing_through_max = new.typing_through_max
         if new != old:  # token budget, multi-line policy, … change what a cached answer would be
             self.cache.clear()
-        if not engine_changed(old, new) or self.engine is None:
-            return False
-        previous, self.engine = self.engine, None
-        self.cache.clear()
-        await previous.close()
-        await self.start()
-        return True
+        return replaced
 
     async def close(self) -> None:
         if self.engine is not None:
@@ -151,13 +184,21 @@ class CompletionService:
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         self.model_calls += count
-        if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0),
-                                                 self.settings.ready_timeout)]
-        else:
-            completions = await asyncio.gather(*(
-                engine.complete(request, self._options(invoked, ctx.multiline, i), self.settings.ready_timeout)
-                for i in range(count)))
+        settings = self.settings
+
+        async def choice(i: int) -> Completion | None:
+            try:
+                return await engine.complete(request, self._options(invoked, ctx.multiline, i),
+                                             settings.ready_timeout, settings.request_timeout)
+            except DeadlineExceeded:
+                if count == 1:
+                    raise
+                return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
+
+        completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
+        if not completions:
+            raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                             "(setting request_timeout)")
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:

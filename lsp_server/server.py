@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 import time
 from collections import deque
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from engine import __version__
 from engine.api import StatusEvent
@@ -22,9 +24,10 @@ from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
 from .context import CursorContext, Window, build_context
-from .documents import ENCODINGS, UTF16, DocumentStore, index_to_column, normalize_uri
+from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
+from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
 from .status import StatusReporter
@@ -35,11 +38,10 @@ log = logging.getLogger(__name__)
 
 ACCEPT_COMMAND = "infill.accept"
 STATS_METHOD = "infill/stats"
-REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 BUSY_AFTER_S = 0.15
 
 
-class InfillProtocol(LanguageServerProtocol):
+class InfillProtocol(AnsweringProtocol):
     """pygls's protocol without its text synchronisation, so that Infill's DocumentStore is the only copy.
 
     pygls registers built-in didOpen/didChange/didClose handlers that run before ours, keep a second copy of every
@@ -100,6 +102,27 @@ class InfillServer(LanguageServer):
         except Exception:
             return False
 
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls's stdio loop with Infill's reader (`protocol.read_messages`), which does not lose the messages after
+        a malformed frame."""
+        log.info("starting the stdio server")
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(read_messages(reader, self.protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
+        protocol logs them instead (an edit of an unopened document is not worth interrupting the user for)."""
+        log.warning("%s", error)
+
     def show_error(self, message: str) -> None:
         log.error("%s", message)
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
@@ -127,18 +150,25 @@ class InfillServer(LanguageServer):
             self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
             return False
 
-    async def apply_settings(self) -> None:
-        """Push the current settings into the running service; restarts only the engine, and only if needed."""
+    async def apply_settings(self, previous: Any = None) -> None:
+        """Push the current settings into the running service; replaces only the engine, and only if needed.
+
+        When the new engine cannot start, the settings go back to `previous` (a SettingsStore checkpoint) and the
+        running engine keeps serving: a bad setting never stops completions."""
+        if self.service is not None and self.service.settings != self.settings:
+            await self.sessions.cancel_all()
+            try:
+                replaced = await self.service.apply_settings(self.settings)
+            except InfillError as exc:
+                if previous is not None:
+                    self.settings_store.rollback(previous)
+                self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
+            else:
+                if replaced:
+                    log.info("model or backend changed: engine replaced")
         self.configure_logging()
         self.status.reset_disabled()
         self.workspace_context.configure(self.settings.context, self.settings.exclude)
-        if self.service is None:
-            return
-        if self.service.settings != self.settings:
-            await self.sessions.cancel_all()
-            restarted = await self.service.apply_settings(self.settings)
-            if restarted:
-                log.info("model or backend changed: engine restarted")
 
     async def pull_workspace_configuration(self) -> None:
         if not self._client_supports_configuration():
@@ -222,6 +252,7 @@ def build_server() -> InfillServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(ls: InfillServer, params: types.DidChangeConfigurationParams) -> None:
         async with ls._config_lock:
+            previous = ls.settings_store.checkpoint()
             settings = _plain(params.settings)
             if isinstance(settings, dict) and SECTION in settings:
                 ls.update_settings("change", settings[SECTION])
@@ -229,7 +260,7 @@ def build_server() -> InfillServer:
                 ls.update_settings("change", settings)
             else:  # the client only says "something changed": ask for it
                 await ls.pull_workspace_configuration()
-            await ls.apply_settings()
+            await ls.apply_settings(previous)
             if ls.service is not None and ls.settings.enabled and ls.service.engine is None:
                 await ls.service.start()
 
@@ -316,11 +347,14 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                    ) -> types.InlineCompletionList:
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
-    if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
-        async with ls._config_lock:
-            pass
     uri = normalize_uri(params.text_document.uri)  # the store's key: one per file however it is spelled
     doc = ls.documents.get(uri)
+    if ls._config_lock.locked():
+        # A configuration change or the start-up is being applied: serve after it, but from the text this request
+        # was made for (edits that arrive meanwhile belong to later requests).
+        doc = snapshot(doc) if doc is not None else None
+        async with ls._config_lock:
+            pass
     settings = ls.settings
     if doc is None or ls.service is None:
         return empty
@@ -338,6 +372,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
                         indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
                         window=Window.for_model(settings.engine.completion))
+    # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
+    position = types.Position(*doc.position_at(ctx.offset, encoding))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
@@ -364,7 +400,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     except InfillError as exc:
         message = f"Infill completion failed: {exc}"
         ls.status.publish(StatusEvent("error", message))
-        log.error("%s", message)
+        log.warning("%s", message)  # an expected failure (backend down, deadline): one line, no traceback
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
         busy.cancel()
@@ -376,6 +412,12 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
+
+
+def snapshot(doc: Document) -> Document:
+    """A copy of the document that later edits do not change (they update the store's chunks in place). O(document),
+    paid only by a request that has to wait for a configuration change."""
+    return Document(doc.uri, doc.text, doc.language_id, doc.version)
 
 
 def _publish_busy(ls: InfillServer) -> None:

@@ -16,10 +16,11 @@ import email.utils
 import ipaddress
 import json
 import logging
+import re
 import ssl
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, TypeVar, cast
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -65,6 +66,28 @@ def check_endpoint(url: str | None, key: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(key, f"must be an http:// or https:// URL, got {url!r}")
     return url.rstrip("/")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JsonPost(TypedDict):
+    """httpx's keyword arguments for a JSON body (`**json_post(...)`)."""
+
+    content: bytes
+    headers: dict[str, str]
+
+
+def json_post(body: object, headers: Mapping[str, str]) -> JsonPost:
+    """httpx arguments posting `body` as UTF-8 JSON. An editor's text may hold lone surrogates (half of an emoji
+    pair, a file decoded with errors), which UTF-8 cannot encode: httpx's `json=` then fails the whole request.
+    Each becomes U+FFFD, one character for one, so offsets and clipping stay as computed."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        content = text.encode("utf-8")
+    except UnicodeEncodeError:
+        content = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return JsonPost(content=content, headers={**headers, "Content-Type": "application/json"})
 
 
 def join_url(base: str, path: str) -> str:
@@ -447,7 +470,7 @@ class HttpBackend:
             url = join_url(await self.base_url(), path)
             finished = end_key is None
             try:
-                async with self.client.stream("POST", url, json=body, headers=headers) as response:
+                async with self.client.stream("POST", url, **json_post(body, headers)) as response:
                     await self.check_response(response, path)
                     chunks = (ndjson_json(response, vendor, end_key or "done") if ndjson
                               else sse_json(response, vendor, last=is_last if end_key else None))
@@ -471,7 +494,7 @@ class HttpBackend:
         async def attempt() -> AsyncGenerator[Any, None]:
             url = join_url(await self.base_url(), path)
             try:
-                response = await self.client.post(url, json=body, headers=self.auth_headers())
+                response = await self.client.post(url, **json_post(body, self.auth_headers()))
                 await self.check_response(response, path)
             except httpx.HTTPError as exc:
                 raise transport_error(self.vendor, exc, self.http) from None

@@ -298,8 +298,8 @@ async def supports_infill(endpoint: str, *, client: httpx.AsyncClient | None = N
     body = {"input_prefix": "a", "input_suffix": "", "n_predict": 1, "temperature": 0, "cache_prompt": False}
     async with http_util.borrowed_client(endpoint, http, client) as borrowed:
         try:
-            response = await borrowed.post(http_util.join_url(endpoint, "/infill"), json=body,
-                                           headers=http_util.bearer(api_key))
+            response = await borrowed.post(http_util.join_url(endpoint, "/infill"),
+                                           **http_util.json_post(body, http_util.bearer(api_key)))
         except httpx.HTTPError as exc:
             raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
     if response.status_code == 200:
