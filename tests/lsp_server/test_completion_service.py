@@ -28,10 +28,14 @@ class ScriptedEngine:
 
     async def start(self) -> None:
         self.started += 1
-        self.on_status(StatusEvent("ready", "scripted engine ready"))
+        self.status = StatusEvent("ready", "scripted engine ready")
+        self.on_status(self.status)
+
+    async def wait_ready(self, timeout: float) -> None:
+        assert self.started, "waited for an engine that was never started"
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
         self.requests.append((request, options, ready_timeout))
         return Completion(self.answers[(len(self.requests) - 1) % len(self.answers)], StopReason.END_OF_STREAM)
 
