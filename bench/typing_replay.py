@@ -18,6 +18,7 @@ The same files are replayed twice, each with a fresh server: our pipeline (shipp
     python3 -m bench.typing_replay                        # default files, default model, ours and naive
     python3 -m bench.typing_replay --smoke                # tiny test model, a few keystrokes
     python3 -m bench.typing_replay my_file.py --cps 8
+    python3 -m bench.typing_replay --user accepting --variant ours   # a user who accepts (bench/accepting_user.py)
 Writes JSON under bench/results/ (per-keystroke latencies included, for bench/plots.py)."""
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+
+from .accepting_user import ROWS_ACCEPTING, AcceptRun, replay_file_accepting, summarise_accepting
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPLAY_DIR = Path(__file__).resolve().parent / "replay_files"
@@ -464,11 +467,13 @@ def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cu
 
 
 async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namespace,
-                      model_settings: dict[str, Any]) -> VariantResult:
+                      model_settings: dict[str, Any]) -> VariantResult | AcceptRun:
     from engine.config import merge
 
     settings = merge(model_settings, VARIANTS[variant])
-    result = VariantResult(variant=variant, settings=settings)
+    accepting = args.user == "accepting"
+    result: VariantResult | AcceptRun = (AcceptRun(variant=variant, settings=settings) if accepting
+                                         else VariantResult(variant=variant, settings=settings))
     rc = ReplayClient(settings)
     await rc.start()
     try:
@@ -476,9 +481,13 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
         result.stats_before = await rc.stats()
         started = time.perf_counter()
         for index, path in enumerate(files):
-            await replay_file(rc, path, index, args, result)
+            if isinstance(result, AcceptRun):
+                await replay_file_accepting(rc, path, index, args, result)
+            else:
+                await replay_file(rc, path, index, args, result)
             if not args.quiet:
-                print(f"  {variant}: replayed {path.name} ({result.keystrokes} keystrokes so far, "
+                count = result.actions if isinstance(result, AcceptRun) else result.keystrokes
+                print(f"  {variant}: replayed {path.name} ({count} keystrokes so far, "
                       f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         result.seconds = time.perf_counter() - started
         result.stats_after = await rc.stats()
@@ -548,9 +557,12 @@ ROWS = (
 
 def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
     names = list(summaries)
+    accepting = any(s.get("user") == "accepting" for s in summaries.values())
+    if accepting:
+        ratio = None
     header = "| metric | " + " | ".join(names) + (" | ours / naive |" if ratio is not None else " |")
     lines = [header, "|" + "---|" * (len(names) + 1 + (ratio is not None))]
-    for label, key, digits in ROWS:
+    for label, key, digits in (ROWS_ACCEPTING if accepting else ROWS):
         cells = [_fmt(summaries[n].get(key), digits) for n in names]
         tail = f" | {_fmt(ratio.get(key), 2)}" if ratio is not None else ""
         lines.append(f"| {label} | " + " | ".join(cells) + tail + " |")
@@ -576,6 +588,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="extra llama-server argument for both variants, e.g. --server-arg=--swa-full "
                              "(repeatable)")
+    parser.add_argument("--user", choices=("passive", "accepting"), default="passive",
+                        help="passive: types everything and only judges suggestions (default); accepting: accepts "
+                             "right suggestions, whole or word/line-wise (bench/accepting_user.py)")
+    parser.add_argument("--accept-pause", type=float, default=0.5,
+                        help="accepting user: seconds it reads the next suggestion after an accept (default 0.5)")
+    parser.add_argument("--min-accept", type=int, default=2,
+                        help="accepting user: fewest characters worth an accept (default 2)")
+    parser.add_argument("--no-report-shown", dest="report_shown", action="store_false",
+                        help="accepting user: do not send textDocument/didShowCompletion (as Neovim's plugin)")
     parser.add_argument("--client-cancel", action="store_true",
                         help="also send $/cancelRequest for the previous request (default: rely on the server)")
     parser.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the model to load")
@@ -602,11 +623,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     raw: dict[str, Any] = {}
     for variant in variants:
         result = await run_variant(variant, files, args, model_settings(args))
-        summaries[variant] = summarise(result)
-        raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                        "stats_after": result.stats_after,
-                        "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
-    ratio = ratios(summaries["ours"], summaries["naive"]) if {"ours", "naive"} <= set(summaries) else None
+        if isinstance(result, AcceptRun):
+            summaries[variant] = summarise_accepting(result)
+            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                            "stats_after": result.stats_after,
+                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests],
+                            "accepts": [asdict(a) for a in result.accepts]}
+        else:
+            summaries[variant] = summarise(result)
+            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                            "stats_after": result.stats_after,
+                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
+    ratio = (ratios(summaries["ours"], summaries["naive"])
+             if {"ours", "naive"} <= set(summaries) and args.user == "passive" else None)
     return {
         "benchmark": "typing_replay",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -615,7 +644,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                    "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
                    "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
                    "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg),
-                   "max_prefix_tokens": args.max_prefix_tokens},
+                   "max_prefix_tokens": args.max_prefix_tokens, "user": args.user,
+                   "accept_pause": args.accept_pause, "min_accept": args.min_accept,
+                   "report_shown": args.report_shown},
         "summary": summaries,
         "ratios": ratio,
         "variants": raw,
@@ -628,7 +659,7 @@ def main(argv: list[str] | None = None) -> int:
     output = args.output
     if output is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        tag = "smoke" if args.smoke else "full"
+        tag = ("smoke" if args.smoke else "full") + ("-accepting" if args.user == "accepting" else "")
         output = RESULTS_DIR / f"typing-{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=1))

@@ -123,6 +123,8 @@ def build():
     async def on_stats(ls: Any, params: Any) -> dict[str, Any]:
         out: dict[str, Any] = asdict(COUNTERS)
         out["llama_server_metrics"] = await llama_server_metrics()
+        speculation = getattr(ls, "speculation_stats", None)
+        out["server"] = speculation() if callable(speculation) else {}
         return out
 
     return server
