@@ -143,7 +143,10 @@ def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
     shown = [r for r in with_text if r.shown]
     latencies = [r.latency_ms for r in with_text if r.latency_ms is not None]
     per100 = 100.0 / run.actions if run.actions else 0.0
-    next_lat = [a.next_latency_ms for a in run.accepts if a.next_latency_ms is not None]
+    # After a partial accept the rest of the same suggestion is shown again at once (typing-through); the
+    # latency that matters is after a whole accept, when the next suggestion is for new text.
+    whole = [a for a in run.accepts if a.whole]
+    next_lat = [a.next_latency_ms for a in whole if a.next_latency_ms is not None]
     calls = _delta(run.stats_before, run.stats_after, "calls_started")
     before = (run.stats_before or {}).get("llama_server_metrics") or {}
     after = (run.stats_after or {}).get("llama_server_metrics") or {}
@@ -174,8 +177,7 @@ def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
         "latency_ms_p95": _percentile(latencies, 0.95),
         "accept_to_next_ms_median": statistics.median(next_lat) if next_lat else None,
         "accept_to_next_ms_p95": _percentile(next_lat, 0.95),
-        "accept_next_shown_share": (100.0 * sum(a.next_shown for a in run.accepts) / len(run.accepts)
-                                    if run.accepts else None),
+        "accept_next_shown_share": 100.0 * sum(a.next_shown for a in whole) / len(whole) if whole else None,
         "model_calls_per_100_actions": calls * per100 if calls is not None else None,
         "prefilled_tokens_total": prefilled,
         "prefilled_tokens_per_shown": prefilled / len(shown) if prefilled is not None and shown else None,
@@ -189,11 +191,12 @@ def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
 ROWS_ACCEPTING = (
     ("keystrokes saved (% of text not typed)", "keystrokes_saved_share", 1),
     ("accepts / 100 actions", "accepts_per_100_actions", 1),
+    ("whole accepts", "whole_accepts", 0),
     ("suggestions shown / 100 actions", "shown_per_100_actions", 1),
     ("wrong suggestions shown / 100 actions", "wrong_shown_per_100_actions", 1),
-    ("accept → next suggestion, median (ms)", "accept_to_next_ms_median", 0),
-    ("accept → next suggestion, p95 (ms)", "accept_to_next_ms_p95", 0),
-    ("next suggestion on screen after an accept (%)", "accept_next_shown_share", 1),
+    ("whole accept → next suggestion, median (ms)", "accept_to_next_ms_median", 0),
+    ("whole accept → next suggestion, p95 (ms)", "accept_to_next_ms_p95", 0),
+    ("next suggestion on screen after a whole accept (%)", "accept_next_shown_share", 1),
     ("keystroke → suggestion, median (ms)", "latency_ms_median", 0),
     ("keystroke → suggestion, p95 (ms)", "latency_ms_p95", 0),
     ("model calls / 100 actions", "model_calls_per_100_actions", 1),

@@ -108,10 +108,19 @@ class Engine:
             raise BackendUnavailable("llama-server", self._local.failed_reason)
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, on_text: Callable[[str], None] | None = None) -> Completion:
         await self.wait_ready(ready_timeout)
         assert self._generation is not None
-        return await self._generation.generate(request, options)
+        return await self._generation.generate(request, options, on_text)
+
+    @property
+    def speculative_slot(self) -> int | None:
+        """The llama-server slot kept for speculative requests: the last one of Infill's own server when it has
+        more than one (`local.parallel`), so that they never take the slot holding the user's prompt cache."""
+        if self._local is None:
+            return None
+        parallel = self._local.supervisor.settings.parallel
+        return parallel - 1 if parallel >= 2 else None
 
     @property
     def generation(self):

@@ -6,13 +6,15 @@ generating for that request at once."""
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterable
+from typing import AsyncIterator, Callable, Iterable
 
 from .decoding import StopCondition
 from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
+from .timebox import TimeBox
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
 
 
@@ -24,11 +26,14 @@ class _Run:
     crlf: bool
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
+    timebox: TimeBox | None = None
 
     @property
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
             return StopReason.STOP_WORD
+        if self.timebox is not None and self.timebox.expired:
+            return StopReason.TIME_BUDGET
         return StopReason.TOKEN_LIMIT if self.stats.hit_token_limit else StopReason.END_OF_STREAM
 
 
@@ -49,6 +54,7 @@ class CodeGeneration:
         self.max_suffix_tokens = max_suffix_tokens
         self.stable_clip = stable_clip
         self.extra_stop_words = extra
+        self.clock = time.monotonic  # the time box's clock (tests replace it)
 
     def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
@@ -65,18 +71,22 @@ class CodeGeneration:
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
+        run.timebox = timebox = TimeBox(options.time_budget_ms, self.clock)
         async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
-                piece = stop.feed(chunk)
+                piece, over = timebox.cut(stop.feed(chunk))
                 if piece:
                     yield piece
-                if stop.stopped:
+                if stop.stopped or over:
                     return  # leaving the block closes the stream, which cancels the request
-        piece = stop.finish()
+        piece, _ = timebox.cut(stop.finish())
         if piece:
             yield piece
 
-    async def generate(self, request: CompletionRequest, options: CompletionOptions) -> Completion:
+    async def generate(self, request: CompletionRequest, options: CompletionOptions,
+                       on_text: Callable[[str], None] | None = None) -> Completion:
+        """The completion. `on_text` is called with the text so far (LF line endings) each time it grows, so a
+        caller can tell early whether a generation still fits what the user has typed meanwhile."""
         run = await self._start(request)
         if options.mode == "next_edit_suggestion":
             text = await generate_sync(self.stream, run.prompt, options, run.stats)
@@ -85,6 +95,8 @@ class CodeGeneration:
             async with contextlib.aclosing(self._pieces(run, options)) as pieces:
                 async for piece in pieces:
                     parts.append(piece)
+                    if on_text is not None:
+                        on_text("".join(parts))
             text = "".join(parts)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)

@@ -27,6 +27,12 @@ class CompletionOptions:
     presence_penalty: float = 0.0
     stop_words: tuple[str, ...] = ()
     mode: Mode = "standard"
+    #: After this many milliseconds of generation the completion ends at the next line break, so a suggestion
+    #: arrives within a bound (llama-server's `t_max_predict_ms`, and a client-side cut for every backend).
+    time_budget_ms: int | None = None
+    #: llama-server slot to run on (speculative requests keep their own so they do not evict the user's prompt
+    #: cache); None lets the server choose. Other backends ignore it.
+    slot: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \
@@ -45,6 +51,10 @@ class CompletionOptions:
         if any(w == "" for w in self.stop_words):
             raise ValueError("stop_words must not contain an empty string")
         object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        for name in ("time_budget_ms", "slot"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
@@ -77,6 +87,7 @@ class Prompt:
 class StopReason(str, enum.Enum):
     STOP_WORD = "stop_word"
     TOKEN_LIMIT = "token_limit"
+    TIME_BUDGET = "time_budget"
     END_OF_STREAM = "end_of_stream"
 
 

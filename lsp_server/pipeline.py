@@ -137,20 +137,35 @@ class CompletionService:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, multiline: bool, index: int) -> CompletionOptions:
+    def _options(self, invoked: bool, multiline: bool, index: int, speculative: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
+        budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
             "stop_words": () if multiline else ("\n",),
+            "time_budget_ms": budget or None,
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
+        if speculative and self.engine is not None:
+            kwargs["slot"] = self.engine.speculative_slot
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
         """Ask the model (one choice, or several for invoked requests), post-process, cache."""
+        return self._finish(await self.compute(ctx, invoked), ctx, "model")
+
+    def finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
+        """Suggestions for `ctx` from texts kept before the cache (a prefetch, a generation joined in flight)."""
+        return self._finish(texts, ctx, source)
+
+    async def compute(self, ctx: CursorContext, invoked: bool = False, *, speculative: bool = False,
+                      on_text: Callable[[str], None] | None = None) -> list[str]:
+        """The model's texts for `ctx` after the pre-cache filters, cached, not yet shown: a speculative
+        computation must not become the document's shown suggestion (typing-through follows what the user sees).
+        `on_text` sees the raw text so far of a single generation."""
         if self.engine is None:
             await self.start()
         assert self.engine is not None
@@ -161,8 +176,8 @@ class CompletionService:
         started = time.perf_counter()
         self.model_calls += count
         if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0),
-                                                 self.settings.ready_timeout)]
+            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative),
+                                                 self.settings.ready_timeout, on_text=on_text)]
         else:
             completions = await asyncio.gather(*(
                 engine.complete(request, self._options(invoked, ctx.multiline, i), self.settings.ready_timeout)
@@ -179,7 +194,7 @@ class CompletionService:
         texts = _unique(texts)
         self.cache.put(ctx.uri, ctx.prefix, ctx.suffix, tuple(texts))
         log.debug("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
-        return self._finish(texts, ctx, "model")
+        return texts
 
     def _finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
         out: list[Suggestion] = []

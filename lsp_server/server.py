@@ -26,6 +26,7 @@ from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
+from .speculation import Speculation
 from .status import StatusReporter
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,10 @@ class InfillServer(LanguageServer):
         #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
+        self.speculation = Speculation(self)
+
+    def speculation_stats(self) -> dict[str, Any]:
+        return self.speculation.stats()
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -225,6 +230,7 @@ def build_server() -> InfillServer:
                 doc.apply_change(change.text, (rng.start.line, rng.start.character, rng.end.line,
                                                rng.end.character), ls.encoding)
         doc.version = params.text_document.version
+        ls.speculation.on_change(doc.uri, doc.text)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -232,6 +238,7 @@ def build_server() -> InfillServer:
         uri = params.text_document.uri
         ls.documents.close(uri)
         ls.sessions.forget(uri)
+        ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
 
@@ -248,6 +255,7 @@ def build_server() -> InfillServer:
     @server.feature("textDocument/didShowCompletion")
     def on_did_show(ls: InfillServer, params: Any) -> None:
         ls.shown += 1
+        ls.speculation.on_did_show(params)
 
     @server.feature("textDocument/didPartiallyAcceptCompletion")
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
@@ -261,11 +269,13 @@ def build_server() -> InfillServer:
                 "cache_entries": len(service.cache) if service else 0,
                 "documents": len(ls.documents),
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
-                "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
+                "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
+                **ls.speculation_stats()}
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:
         await ls.sessions.cancel_all()
+        await ls.speculation.close()
         if ls.service is not None:
             await ls.service.close()
         ls.logging.close()
@@ -301,24 +311,34 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
-    cached = service.lookup(ctx)
+    # An explicit request wants fresh choices, not the single answer already shown.
+    cached = None if invoked else service.lookup(ctx)
     if cached is not None:
+        if cached and cached[0].source == "cache":
+            ls.speculation.note_cache_hit(ctx)
         # Still supersede an older request for the document: the user has moved on.
         suggestions = await ls.sessions.run(uri, _value(cached))
         result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                                    for i, s in enumerate(suggestions)])
         ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))
+        ls.speculation.answered(ctx, suggestions)
         return result
     delay_ms = 0.0
+    joined = ls.speculation.join(ctx, invoked)
     if not invoked:
         ls.sessions.note_automatic(uri)
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
+        if d.mode == "adaptive":
+            delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms))
+    if joined is not None:
+        delay_ms = 0.0  # a generation already running serves it: nothing to wait for
+    work = joined or (lambda: ls.speculation.model_call(ctx, invoked))
     started = time.perf_counter()
     # "busy" only for requests that take a noticeable time: two notifications per keystroke would be noise.
     busy = asyncio.get_running_loop().call_later(BUSY_AFTER_S, _publish_busy, ls)
     try:
-        suggestions = await ls.sessions.run(uri, lambda: service.generate(ctx, invoked), delay_ms / 1000.0)
+        suggestions = await ls.sessions.run(uri, work, delay_ms / 1000.0)
     except Superseded:
         return empty
     except InfillError as exc:
@@ -327,13 +347,16 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         log.error("%s", message)
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
+        if joined is not None:
+            joined.release()
         busy.cancel()
         if ls.status.current.kind == "busy":
             ls.status.publish(StatusEvent("ready", "Infill is ready"))
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
     if ls.status.current.kind != "ready":
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
-    ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
+    ls.timings.append((suggestions[0].source if suggestions else "model", (time.perf_counter() - entered) * 1000))
+    ls.speculation.answered(ctx, suggestions)
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
 
