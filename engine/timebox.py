@@ -4,7 +4,8 @@ A suggestion is worth most when it arrives while the user still looks at the pla
 block generated at 50 tokens/s on a laptop CPU can take seconds. Cutting at a line break keeps every suggestion made
 of whole lines (llama.vim and Copilot do the same). llama-server does this itself with `t_max_predict_ms`; this cut
 is the same rule on the client side, for remote backends and as a guarantee for servers that ignore the field.
-The budget counts from the first piece of text, as llama-server's does, so prompt processing is not cut short."""
+The budget counts from the first piece of text, as llama-server's does, so prompt processing is not cut short.
+A budget of 0 keeps exactly the first line with content (used for "the next line" after an accepted one)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class TimeBox:
         now = self._clock()
         if self._started is None:
             self._started = now
-        elif (now - self._started) * 1000.0 >= self.budget_ms:
+        if (now - self._started) * 1000.0 >= self.budget_ms:
             start = 0 if self._content else len(piece) - len(piece.lstrip())
             newline = piece.find("\n", start)
             if newline >= 0 and (self._content or piece[:newline].strip()):

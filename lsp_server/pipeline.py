@@ -137,15 +137,18 @@ class CompletionService:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, multiline: bool, index: int, speculative: bool = False) -> CompletionOptions:
+    def _options(self, invoked: bool, multiline: bool, index: int, speculative: bool = False,
+                 next_line: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
         budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
+        if next_line:
+            multiline, budget = True, 0  # a time box of 0 keeps exactly the first line with content
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
             "stop_words": () if multiline else ("\n",),
-            "time_budget_ms": budget or None,
+            "time_budget_ms": budget if budget or next_line else None,
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
@@ -162,9 +165,10 @@ class CompletionService:
         return self._finish(texts, ctx, source)
 
     async def compute(self, ctx: CursorContext, invoked: bool = False, *, speculative: bool = False,
-                      on_text: Callable[[str], None] | None = None) -> list[str]:
+                      next_line: bool = False, on_text: Callable[[str], None] | None = None) -> list[str]:
         """The model's texts for `ctx` after the pre-cache filters, cached, not yet shown: a speculative
         computation must not become the document's shown suggestion (typing-through follows what the user sees).
+        `next_line`: the cursor ends a line (`ctx` is multi-line); ask for the next line only.
         `on_text` sees the raw text so far of a single generation."""
         if self.engine is None:
             await self.start()
@@ -176,7 +180,8 @@ class CompletionService:
         started = time.perf_counter()
         self.model_calls += count
         if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative),
+            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative,
+                                                                        next_line),
                                                  self.settings.ready_timeout, on_text=on_text)]
         else:
             completions = await asyncio.gather(*(

@@ -18,6 +18,7 @@ an answer with a suggestion is sent."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -112,9 +113,12 @@ class Prefetcher:
             return
         self.cancel("replaced")
         self.target = target
+        next_line = ends_line(accepted)
+        if next_line:
+            accepted = dataclasses.replace(accepted, multiline=True)
         flight = Flight(accepted, speculative=True)
         self.flight = flight.start(lambda on_text: service.compute(accepted, False, speculative=True,
-                                                                   on_text=on_text))
+                                                                   next_line=next_line, on_text=on_text))
         assert flight.task is not None
         flight.task.add_done_callback(self._finished)
         self.stats.started += 1
@@ -200,6 +204,13 @@ class Prefetcher:
         tasks = [t for t in self._cancelled if not t.done()]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def ends_line(ctx: CursorContext) -> bool:
+    """The accepted suggestion completed a line of code (nothing after the cursor on it) where the single-line
+    decision holds: the useful next suggestion is the next line, which a single-line request cannot give (it
+    stops at the line break). Copilot, too, shows the next line after an accepted one."""
+    return not ctx.multiline and not ctx.line_rest.strip() and bool(ctx.line_prefix.strip())
 
 
 def _succeeded(flight: Flight) -> bool:

@@ -330,7 +330,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
         if d.mode == "adaptive":
-            delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms))
+            delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms), ctx)
     if joined is not None:
         delay_ms = 0.0  # a generation already running serves it: nothing to wait for
     work = joined or (lambda: ls.speculation.model_call(ctx, invoked))

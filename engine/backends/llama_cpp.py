@@ -152,7 +152,7 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         "cache_prompt": True,
         "stream": True,
     })
-    if options.time_budget_ms is not None:
+    if options.time_budget_ms:  # 0 (one line) is cut client-side: llama-server would stop after its first newline
         body["t_max_predict_ms"] = options.time_budget_ms  # counted from the first token; ends at a line break
     if options.slot is not None:
         body["id_slot"] = options.slot
