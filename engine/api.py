@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Literal
 
 from .config import EngineConfig, ModelConfig
-from .errors import BackendUnavailable, InfillError
+from .errors import BackendError, BackendUnavailable, InfillError
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,23 @@ class Engine:
         await self.wait_ready(ready_timeout)
         assert self._generation is not None
         return await self._generation.generate(request, options, on_text)
+
+    async def complete_choices(self, request: CompletionRequest, options: CompletionOptions, count: int,
+                               ready_timeout: float = 120.0) -> list[Completion] | None:
+        """Several completions from one prefill where the backend supports it (llama-server `n_cmpl`, at most
+        one per slot of Infill's own server); None otherwise (or when the server refuses), so the caller falls
+        back to separate requests."""
+        await self.wait_ready(ready_timeout)
+        assert self._generation is not None
+        if self._local is not None:
+            count = min(count, self._local.supervisor.settings.parallel)
+        try:
+            return await self._generation.generate_choices(request, options, count)
+        except BackendError as exc:
+            if exc.status != 400:  # 400: an older server without n_cmpl, or more choices than slots
+                raise
+            log.info("several choices from one prefill refused (%s): separate requests", exc)
+            return None
 
     @property
     def speculative_slot(self) -> int | None:

@@ -101,6 +101,26 @@ class CodeGeneration:
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)
 
+    async def generate_choices(self, request: CompletionRequest, options: CompletionOptions,
+                               count: int) -> list[Completion] | None:
+        """`count` completions from one prefill when the backend can (llama-server's `n_cmpl`); None when it
+        cannot, and the caller makes separate requests. Each text gets the same stop rules as a streamed one."""
+        choices = getattr(self.stream, "generate_choices", None)
+        if choices is None or count < 2 or options.mode != "standard":
+            return None
+        run = await self._start(request)
+        texts = await choices(run.prompt, options, count, run.stats)
+        words = self.stop_words(run.prompt.language, options)
+        out = []
+        for raw in texts:
+            stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+            text = stop.feed(raw) + ("" if stop.stopped else stop.finish())
+            reason = StopReason.STOP_WORD if stop.stopped else (
+                StopReason.TOKEN_LIMIT if run.stats.hit_token_limit else StopReason.END_OF_STREAM)
+            out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=reason, stats=run.stats,
+                                  prompt=run.prompt))
+        return out
+
     async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
 

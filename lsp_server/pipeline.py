@@ -178,12 +178,19 @@ class CompletionService:
                                     filepath=ctx.filepath)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
-        self.model_calls += count
-        if count == 1:
+        completions = None
+        if count > 1:  # alternatives from one prefill where the backend can
+            completions = await engine.complete_choices(request, self._options(invoked, ctx.multiline, 0),
+                                                        count, self.settings.ready_timeout)
+        if completions is not None:
+            self.model_calls += 1
+        elif count == 1:
+            self.model_calls += 1
             completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative,
                                                                         next_line),
                                                  self.settings.ready_timeout, on_text=on_text)]
         else:
+            self.model_calls += count
             completions = await asyncio.gather(*(
                 engine.complete(request, self._options(invoked, ctx.multiline, i), self.settings.ready_timeout)
                 for i in range(count)))

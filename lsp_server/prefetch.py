@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
@@ -87,7 +88,7 @@ class Prefetcher:
         self._cancelled: list[asyncio.Task] = []
         self.stats = PrefetchStats()
         #: (event, detail) in order, for tests that check ordering by counting events rather than timing.
-        self.events: list[tuple[str, str]] = []
+        self.events: deque[tuple[str, str]] = deque(maxlen=1000)
 
     # --- triggers ----------------------------------------------------------------------------------------------
 

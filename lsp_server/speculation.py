@@ -61,6 +61,7 @@ class Speculation:
         service = self._server.service
         assert service is not None
         self.prefetcher.before_model_call(ctx)
+        self.prefetcher.events.append(("model-call", ctx.uri))
         self._last_model_call = self._clock()
         flight = self.inflight.start(ctx, invoked,
                                      lambda on_text: service.compute(ctx, invoked, on_text=on_text))
@@ -147,6 +148,7 @@ class Speculation:
     def stats(self) -> dict[str, Any]:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}
         out["reused_inflight"] = self.inflight.joined
+        out["speculation_events"] = [list(e) for e in self.prefetcher.events]
         return out
 
     async def close(self) -> None:

@@ -228,6 +228,22 @@ class LlamaCppCompletion(_LlamaCppHttp):
                     return
 
 
+    async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
+                               stats: GenerationStats | None = None) -> list[str]:
+        """`count` completions from one prefill (`n_cmpl`: the prompt is processed once and copied to `count`
+        slots), instead of `count` requests that each process it. Not streamed: the choices come together."""
+        body = completion_body(prompt, options, self.use_infill)
+        body.update({"stream": False, "n_cmpl": count})
+        reply = await self._post_json(self.path, body)
+        results = reply if isinstance(reply, list) else [reply]
+        if not all(isinstance(r, dict) for r in results):
+            raise BackendError(VENDOR, f"{self.path}: malformed reply to n_cmpl", None, json.dumps(reply)[:200])
+        results.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+        if results:
+            fill_stats(stats, results[0])
+        return [event_text(r, self.path) for r in results]
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Chat
 
