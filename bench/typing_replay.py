@@ -52,6 +52,8 @@ NAIVE_SETTINGS: dict[str, Any] = {
     "cacheSize": 0,
     "typingThroughMax": 0,
     "completion": {"stableClip": False},  # the prompt clipped afresh to the exact budget on each keystroke
+    # no prefetch, no joining of generations in flight, no time box
+    "speculation": {"prefetch": False, "reuseInflight": False, "timeBudgetMs": 0, "invokedTimeBudgetMs": 0},
 }
 VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS}
 
@@ -266,7 +268,8 @@ def summarise(result: VariantResult) -> dict[str, Any]:
 def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | None]:
     keys = ("latency_ms_median", "latency_ms_p95", "model_calls_per_100_keystrokes", "prefilled_tokens_per_call",
             "prefilled_tokens_per_shown", "prefilled_tokens_total", "shown_per_100_keystrokes",
-            "first_line_exact_share")
+            "first_line_exact_share", "keystrokes_saved_share", "shown_per_100_actions",
+            "wrong_shown_per_100_actions", "model_calls_per_100_actions", "accept_to_next_ms_median")
     out: dict[str, float | None] = {}
     for key in keys:
         a, b = ours.get(key), naive.get(key)
@@ -558,8 +561,6 @@ ROWS = (
 def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
     names = list(summaries)
     accepting = any(s.get("user") == "accepting" for s in summaries.values())
-    if accepting:
-        ratio = None
     header = "| metric | " + " | ".join(names) + (" | ours / naive |" if ratio is not None else " |")
     lines = [header, "|" + "---|" * (len(names) + 1 + (ratio is not None))]
     for label, key, digits in (ROWS_ACCEPTING if accepting else ROWS):
@@ -634,8 +635,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
                             "stats_after": result.stats_after,
                             "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
-    ratio = (ratios(summaries["ours"], summaries["naive"])
-             if {"ours", "naive"} <= set(summaries) and args.user == "passive" else None)
+    ratio = ratios(summaries["ours"], summaries["naive"]) if {"ours", "naive"} <= set(summaries) else None
     return {
         "benchmark": "typing_replay",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -119,6 +119,7 @@ class InfillServer(LanguageServer):
             return
         if self.service.settings != self.settings:
             await self.sessions.cancel_all()
+            self.speculation.prefetcher.cancel("settings changed")
             restarted = await self.service.apply_settings(self.settings)
             if restarted:
                 log.info("model or backend changed: engine restarted")

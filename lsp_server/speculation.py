@@ -83,8 +83,13 @@ class Speculation:
         if not suggestions:
             return
         self._last_answer[ctx.uri] = (ctx, suggestions[0])
-        if not self.client_reports_shown:
+        if not self.client_reports_shown and self._current(ctx):  # an editor drops answers for an older text
             self.prefetcher.on_shown(ctx, suggestions[0].text, suggestions[0].replace_chars)
+
+    def _current(self, ctx: "CursorContext") -> bool:
+        doc = self._server.documents.get(ctx.uri)
+        return doc is not None and len(doc.text) == len(ctx.prefix) + len(ctx.suffix) \
+            and doc.text.startswith(ctx.prefix) and doc.text.endswith(ctx.suffix)
 
     def note_cache_hit(self, ctx: "CursorContext") -> None:
         self.prefetcher.note_cache_hit(ctx)
@@ -102,9 +107,7 @@ class Speculation:
         for uri, (ctx, suggestion) in self._last_answer.items():
             if suggestion.text != text:
                 continue
-            doc = self._server.documents.get(uri)
-            if doc is not None and len(doc.text) == len(ctx.prefix) + len(ctx.suffix) \
-                    and doc.text.startswith(ctx.prefix) and doc.text.endswith(ctx.suffix):
+            if self._current(ctx):
                 self.prefetcher.on_shown(ctx, suggestion.text, suggestion.replace_chars)
             return
 

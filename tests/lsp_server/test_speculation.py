@@ -232,3 +232,29 @@ def test_burst_debounce_waits_in_the_middle_of_a_word():
     spec, engine, server = make()
     assert spec.debounce_ms(150.0, 25, [300.0], ctx_after(server, "a")) == 150.0
     assert spec.debounce_ms(150.0, 25, [300.0], ctx_after(server, "a.")) == 25.0
+
+
+async def test_a_client_that_reports_showing_triggers_the_prefetch_once_per_accepted_state():
+    spec, engine, server = make()
+    ctx = ctx_after(server, "")
+    spec.on_did_show({"item": {"insertText": "nothing was answered"}})  # the client reports showing
+    spec.answered(ctx, [Suggestion("a + b")])
+    for _ in range(10):
+        await asyncio.sleep(0)
+    assert not engine.calls  # it waits for the client to say it showed the item
+    spec.on_did_show({"item": {"insertText": "a + b"}})
+    spec.on_did_show({"item": {"insertText": "a + b"}})
+    await until(lambda: engine.calls)
+    assert spec.prefetcher.stats.started == 1
+    typed = ctx_after(server, "a")  # typing through: the rest is shown, the accepted state is the same
+    spec.answered(typed, [Suggestion(" + b")])
+    spec.on_did_show({"item": {"insertText": " + b"}})
+    assert spec.prefetcher.stats.started == 1 and len(engine.calls) == 1
+
+
+async def test_an_answer_for_an_older_text_starts_no_prefetch():
+    spec, engine, server = make()
+    ctx = ctx_after(server, "")
+    ctx_after(server, "x")  # the user typed on before the answer was sent
+    spec.answered(ctx, [Suggestion("a + b")])
+    assert spec.prefetcher.stats.started == 0
