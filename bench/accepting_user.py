@@ -23,7 +23,18 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+
+from .typing_replay import (
+    LANGUAGE_IDS,
+    _delta,
+    _item_text,
+    _percentile,
+    accepted_chars,
+    answer_item,
+    choose_region,
+    position_of,
+)
 
 #: Character classes whose changes are word-accept stops (roughly VS Code's word navigation).
 _NEWLINE, _SPACE, _WORD, _OTHER = range(4)
@@ -39,21 +50,12 @@ def _char_class(ch: str) -> int:
     return _OTHER
 
 
-def common_length(suggestion: str, truth: str) -> int:
-    n = 0
-    for a, b in zip(suggestion, truth):
-        if a != b:
-            break
-        n += 1
-    return n
-
-
 def accept_length(suggestion: str, truth: str) -> tuple[int, bool]:
     """(characters the user accepts, whole) for a suggestion shown where `truth` is what the user writes next.
 
     Whole when the entire suggestion is right; otherwise the longest right prefix that ends where the character
     class changes (word, blank, line break, punctuation), which is how far repeated Accept Next Word / Line get."""
-    common = common_length(suggestion, truth)
+    common = accepted_chars(suggestion, truth)
     if common == len(suggestion) and suggestion:
         return common, True
     for k in range(common, 0, -1):
@@ -78,7 +80,7 @@ class Shown:
     version: int
     text: str
     item: Any
-    answered: float
+    answered: float | None
     request: int  # index into AcceptRun.requests
 
 
@@ -127,16 +129,7 @@ class AcceptRun:
     seconds: float = 0.0
 
 
-def _percentile(values: Sequence[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
-
-
 def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
-    from .typing_replay import _delta
-
     reqs = run.requests
     answered = [r for r in reqs if r.answered is not None]
     with_text = [r for r in answered if r.text]
@@ -209,7 +202,6 @@ async def replay_file_accepting(rc: Any, path: Path, uri_index: int, args: Any, 
     """Type one file's region as the accepting user; see the module docstring."""
     from lsprotocol import types
 
-    from .typing_replay import LANGUAGE_IDS, _item_text, _items, choose_region, position_of
 
     text = path.read_text(encoding="utf-8")
     region = choose_region(text, args.start_fraction, args.max_keystrokes)
@@ -224,7 +216,6 @@ async def replay_file_accepting(rc: Any, path: Path, uri_index: int, args: Any, 
     position = 0
     futures: list[Any] = []
     current: dict[str, Any] = {"version": version, "shown": None}
-    start_index = len(run.requests)
 
     def request(after_accept: bool) -> AcceptRequest:
         line, col = position_of(before + region_text[:position])
@@ -237,18 +228,9 @@ async def replay_file_accepting(rc: Any, path: Path, uri_index: int, args: Any, 
             context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)))
 
         def done(fut: Any) -> None:
-            record.answered = time.perf_counter()
-            if fut.cancelled():
-                record.error = "cancelled by the client"
+            item = answer_item(fut, record)
+            if item is None:
                 return
-            exc = fut.exception()
-            if exc is not None:
-                record.error = f"{type(exc).__name__}: {exc}"
-                return
-            items = _items(fut.result())
-            if not items:
-                return
-            item = items[0]
             suggestion = _item_text(item)  # the replay's cursor line has nothing after it: no replaced text
             if not suggestion:
                 return
@@ -323,16 +305,11 @@ async def replay_file_accepting(rc: Any, path: Path, uri_index: int, args: Any, 
         await asyncio.sleep(0.05)
     for accept, after_request, next_action in accepted_states:
         _close_accept(accept, after_request, float("inf") if next_action is None else next_action)
-    # A suggestion on screen that the user typed over with nothing of it right was a distraction; one it typed
-    # through (or accepted) was not. Shown answers of later versions that were never acted on count as neither.
-    for record in run.requests[start_index:]:
-        if not record.shown:
-            record.wrong = False
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri)))
 
 
 def common_prefix_empty(suggestion: str, truth: str) -> bool:
-    return common_length(suggestion, truth) == 0
+    return accepted_chars(suggestion, truth) == 0
 
 
 def _close_accept(accept: AcceptRecord, after: AcceptRequest, next_action: float) -> None:

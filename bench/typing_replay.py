@@ -35,8 +35,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .accepting_user import ROWS_ACCEPTING, AcceptRun, replay_file_accepting, summarise_accepting
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPLAY_DIR = Path(__file__).resolve().parent / "replay_files"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -437,20 +435,25 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
     result.requests.extend(records)
 
 
+def answer_item(future: Any, record: Any) -> Any | None:
+    """Note on `record` when (and whether successfully) a request was answered; the answer's first item."""
+    record.answered = time.perf_counter()
+    if future.cancelled():
+        record.error = "cancelled by the client"
+        return None
+    exc = future.exception()
+    if exc is not None:
+        record.error = f"{type(exc).__name__}: {exc}"
+        return None
+    items = _items(future.result())
+    return items[0] if items else None
+
+
 def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cursor: str):
     def done(future: Any) -> None:
-        record.answered = time.perf_counter()
-        if future.cancelled():
-            record.error = "cancelled by the client"
+        item = answer_item(future, record)
+        if item is None:
             return
-        exc = future.exception()
-        if exc is not None:
-            record.error = f"{type(exc).__name__}: {exc}"
-            return
-        items = _items(future.result())
-        if not items:
-            return
-        item = items[0]
         replaced = ""
         if item.range is not None and item.range.start.line == line:
             start_col = item.range.start.character
@@ -470,13 +473,15 @@ def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cu
 
 
 async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namespace,
-                      model_settings: dict[str, Any]) -> VariantResult | AcceptRun:
+                      model_settings: dict[str, Any]) -> Any:
     from engine.config import merge
+
+    from .accepting_user import AcceptRun, replay_file_accepting
 
     settings = merge(model_settings, VARIANTS[variant])
     accepting = args.user == "accepting"
-    result: VariantResult | AcceptRun = (AcceptRun(variant=variant, settings=settings) if accepting
-                                         else VariantResult(variant=variant, settings=settings))
+    result: Any = (AcceptRun(variant=variant, settings=settings) if accepting
+                   else VariantResult(variant=variant, settings=settings))
     rc = ReplayClient(settings)
     await rc.start()
     try:
@@ -559,6 +564,8 @@ ROWS = (
 
 
 def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
+    from .accepting_user import ROWS_ACCEPTING
+
     names = list(summaries)
     accepting = any(s.get("user") == "accepting" for s in summaries.values())
     header = "| metric | " + " | ".join(names) + (" | ours / naive |" if ratio is not None else " |")
@@ -622,6 +629,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     variants = args.variant or list(VARIANTS)
     summaries: dict[str, dict[str, Any]] = {}
     raw: dict[str, Any] = {}
+    from .accepting_user import AcceptRun, summarise_accepting
+
     for variant in variants:
         result = await run_variant(variant, files, args, model_settings(args))
         if isinstance(result, AcceptRun):

@@ -10,7 +10,7 @@ A budget of 0 keeps exactly the first line with content (used for "the next line
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 Clock = Callable[[], float]
 

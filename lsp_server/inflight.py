@@ -13,8 +13,8 @@ a waiter across the hand-over."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
 
 from .context import CursorContext
 
@@ -34,7 +34,7 @@ class Flight:
     waiters: int = 0
     _progress: asyncio.Future | None = field(default=None, repr=False)
 
-    def start(self, compute: Compute) -> "Flight":
+    def start(self, compute: Compute) -> Flight:
         self.task = asyncio.ensure_future(compute(self.on_text))
         self.task.add_done_callback(lambda _: self._wake())
         return self

@@ -21,8 +21,8 @@ import asyncio
 import dataclasses
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .context import CursorContext
 from .inflight import Flight, InflightGenerations

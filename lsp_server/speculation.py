@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .context import build_context
 from .documents import UTF32, Document
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class Speculation:
-    def __init__(self, server: "InfillServer", clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, server: InfillServer, clock: Callable[[], float] = time.monotonic) -> None:
         self._server = server
         self._clock = clock
         self.inflight = InflightGenerations()
@@ -34,12 +35,12 @@ class Speculation:
                                      lambda: server.settings.speculation.prefetch)
         #: The client has sent textDocument/didShowCompletion at least once: prefetch on that, not on answers.
         self.client_reports_shown = False
-        self._last_answer: dict[str, tuple["CursorContext", Suggestion]] = {}
+        self._last_answer: dict[str, tuple[CursorContext, Suggestion]] = {}
         self._last_model_call: float | None = None
 
     # --- requests ----------------------------------------------------------------------------------------------
 
-    def join(self, ctx: "CursorContext", invoked: bool) -> "Join | None":
+    def join(self, ctx: CursorContext, invoked: bool) -> Join | None:
         """Work that serves `ctx` from a running generation (a prefetch or the document's last model call) whose
         text so far fits what was typed since; None when there is none. Decided (and the generation held) now,
         before the older request is superseded; the caller must `release()` it when the request ends."""
@@ -56,7 +57,7 @@ class Speculation:
             self.inflight.joined += 1
         return Join(self, flight, ctx, typed)
 
-    async def model_call(self, ctx: "CursorContext", invoked: bool) -> list[Suggestion]:
+    async def model_call(self, ctx: CursorContext, invoked: bool) -> list[Suggestion]:
         """A new generation for `ctx`, held in flight so later requests can join it."""
         service = self._server.service
         assert service is not None
@@ -78,7 +79,7 @@ class Speculation:
         else:
             self.inflight.release(flight)
 
-    def answered(self, ctx: "CursorContext", suggestions: list[Suggestion]) -> None:
+    def answered(self, ctx: CursorContext, suggestions: list[Suggestion]) -> None:
         """An answer is being sent; a client that does not report showing shows it now."""
         if not suggestions:
             return
@@ -86,12 +87,12 @@ class Speculation:
         if not self.client_reports_shown and self._current(ctx):  # an editor drops answers for an older text
             self.prefetcher.on_shown(ctx, suggestions[0].text, suggestions[0].replace_chars)
 
-    def _current(self, ctx: "CursorContext") -> bool:
+    def _current(self, ctx: CursorContext) -> bool:
         doc = self._server.documents.get(ctx.uri)
         return doc is not None and len(doc.text) == len(ctx.prefix) + len(ctx.suffix) \
             and doc.text.startswith(ctx.prefix) and doc.text.endswith(ctx.suffix)
 
-    def note_cache_hit(self, ctx: "CursorContext") -> None:
+    def note_cache_hit(self, ctx: CursorContext) -> None:
         self.prefetcher.note_cache_hit(ctx)
 
     # --- notifications -----------------------------------------------------------------------------------------
@@ -104,7 +105,7 @@ class Speculation:
         text = _get(item, "insertText", "insert_text")
         if not isinstance(text, str):
             text = _get(text, "value")
-        for uri, (ctx, suggestion) in self._last_answer.items():
+        for ctx, suggestion in self._last_answer.values():
             if suggestion.text != text:
                 continue
             if self._current(ctx):
@@ -120,7 +121,7 @@ class Speculation:
     # --- debounce ----------------------------------------------------------------------------------------------
 
     def debounce_ms(self, adaptive_ms: float, min_ms: float, latencies_ms: list[float],
-                    ctx: "CursorContext | None" = None) -> float:
+                    ctx: CursorContext | None = None) -> float:
         """Within a steady typing burst the adaptive debounce never fires (it waits for a pause). When the model
         is idle and the last call is at least a typical call's time ago, fire after `min_ms`: the keystrokes that
         follow join that generation while it fits what they type (at most one call per model latency).
@@ -138,7 +139,7 @@ class Speculation:
 
     # --- the hypothetical accepted state -----------------------------------------------------------------------
 
-    def _hypothetical_context(self, uri: str, prefix: str, suffix: str) -> "CursorContext | None":
+    def _hypothetical_context(self, uri: str, prefix: str, suffix: str) -> CursorContext | None:
         real = self._server.documents.get(uri)
         if real is None:
             return None
@@ -161,7 +162,7 @@ class Speculation:
 class Join:
     """A request waiting for a generation in flight; holds it (one waiter) until `release()`."""
 
-    def __init__(self, owner: Speculation, flight: Flight, ctx: "CursorContext", typed: str) -> None:
+    def __init__(self, owner: Speculation, flight: Flight, ctx: CursorContext, typed: str) -> None:
         self._owner = owner
         self._flight = flight
         self._ctx = ctx

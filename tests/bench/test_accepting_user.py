@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from bench.accepting_user import AcceptRecord, AcceptRequest, AcceptRun, accept_length, next_keystroke, \
-    summarise_accepting
+from bench.accepting_user import (
+    AcceptRecord,
+    AcceptRequest,
+    AcceptRun,
+    accept_length,
+    next_keystroke,
+    summarise_accepting,
+)
 
 
 def test_a_right_suggestion_is_taken_whole():

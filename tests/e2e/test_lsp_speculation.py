@@ -20,8 +20,16 @@ from pytest_lsp import LanguageClient
 
 from tests.fixtures.llama import predicted_tokens_when_idle
 
-from .lsp_support import capabilities, config, edit, inline_params, open_doc, record_status, remote_options, \
-    wait_status
+from .lsp_support import (
+    capabilities,
+    config,
+    edit,
+    inline_params,
+    open_doc,
+    record_status,
+    remote_options,
+    wait_status,
+)
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
 

@@ -5,8 +5,8 @@ assertions depend on chunk counts, never on the machine's speed."""
 from __future__ import annotations
 
 from engine.backends.llama_cpp import completion_body
-from engine.types import CompletionOptions, CompletionRequest, Prompt, StopReason
 from engine.timebox import TimeBox
+from engine.types import CompletionOptions, CompletionRequest, Prompt, StopReason
 
 from .test_code import ScriptedStream, generation
 

@@ -6,9 +6,10 @@ has produced, when it ends); the assertions count events and engine calls, never
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 from engine.types import Completion, CompletionOptions, CompletionRequest, StopReason
 from lsp_server.config import ServerSettings
@@ -205,7 +206,7 @@ def test_target_path():
 
 def test_burst_debounce_fires_early_only_when_the_model_is_idle():
     now = [100.0]
-    spec, engine, server = make()
+    spec, _, _ = make()
     spec._clock = lambda: now[0]
     assert spec.debounce_ms(150.0, 25, [300.0]) == 25.0  # idle, no call yet
     spec._last_model_call = 99.9  # 100 ms ago, a call takes 300 ms: keep waiting for a pause
@@ -229,7 +230,7 @@ async def test_after_a_line_is_completed_the_prefetch_asks_for_the_next_line():
 
 
 def test_burst_debounce_waits_in_the_middle_of_a_word():
-    spec, engine, server = make()
+    spec, _, server = make()
     assert spec.debounce_ms(150.0, 25, [300.0], ctx_after(server, "a")) == 150.0
     assert spec.debounce_ms(150.0, 25, [300.0], ctx_after(server, "a.")) == 25.0
 
@@ -253,7 +254,7 @@ async def test_a_client_that_reports_showing_triggers_the_prefetch_once_per_acce
 
 
 async def test_an_answer_for_an_older_text_starts_no_prefetch():
-    spec, engine, server = make()
+    spec, _, server = make()
     ctx = ctx_after(server, "")
     ctx_after(server, "x")  # the user typed on before the answer was sent
     spec.answered(ctx, [Suggestion("a + b")])
