@@ -128,6 +128,8 @@ class Speculation:
         Only at a word boundary: in the middle of a word the prompt ends inside a token, and models complete such
         prompts poorly (measured with the default model: a quarter of mid-word completions were right for even
         three characters)."""
+        if not self._server.settings.speculation.reuse_inflight:
+            return adaptive_ms  # without joining, an early call would be superseded by the next keystroke
         if self.inflight.busy() or (self.prefetcher.flight is not None and self.prefetcher.flight.running):
             return adaptive_ms
         if ctx is not None and ctx.line_prefix[-1:].isalnum():
