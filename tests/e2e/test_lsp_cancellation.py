@@ -22,6 +22,9 @@ pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")
 
 #: Long enough that an unstopped generation would run for about a second on the tiny model.
 BUDGET = 1500
+#: These tests count the tokens llama-server generates: no prefetch adding generations of its own, no time box
+#: ending them early (tests/e2e/test_lsp_speculation.py covers both).
+NO_SPECULATION = {"prefetch": False, "time_budget_ms": 0, "invoked_time_budget_ms": 0}
 
 
 @pytest_lsp.fixture(scope="module", config=config())
@@ -29,7 +32,8 @@ async def client(lsp_client: LanguageClient, llama_server: str):
     record_status(lsp_client)
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=capabilities(["utf-16"]),
-        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0)))
+        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0,
+                                              speculation=NO_SPECULATION)))
     await wait_status(lsp_client, "ready")
     yield
     await lsp_client.shutdown_session()
