@@ -139,3 +139,50 @@ async def test_accepting_is_answered_by_the_prefetch(client: LanguageClient, lla
     assert served_by_prefetch == 1
     events = [tuple(e) for e in after["speculation_events"][len(before["speculation_events"]):]]
     assert events.count(("model-call", uri)) == 1  # the first suggestion's; the accepted state's was prefetched
+
+
+async def test_typing_what_the_running_generation_produced_reuses_it(client: LanguageClient, llama_server):
+    for n in range(ROUNDS):
+        text = TEXT.format(n=400 + n)
+        # The reference: the same text in another document (the cache is per document), asked to the end.
+        reference = await client.text_document_inline_completion_async(
+            inline_params(open_doc(client, text), 2, 11, invoked=False))
+        assert reference is not None and reference.items
+        full = reference.items[0].insert_text
+        assert isinstance(full, str) and len(full) > 3
+        uri = open_doc(client, text)
+        before = await stats(client)
+        older = asyncio.ensure_future(client.text_document_inline_completion_async(
+            inline_params(uri, 2, 11, invoked=False)))
+        if not await generating(llama_server, older):
+            await older
+            continue  # answered before the test could type: a round the test missed
+        typed = full[:3]  # the user types what the generation has been producing
+        edit(client, uri, 2, 2, 11, typed)
+        lines = (text + typed).split("\n")
+        newer = await client.text_document_inline_completion_async(
+            inline_params(uri, len(lines) - 1, len(lines[-1].encode("utf-16-le")) // 2, invoked=False))
+        old_result = await older
+        after = await stats(client)
+        assert isinstance(old_result, types.InlineCompletionList)  # answered (empty: superseded)
+        if after["reused_inflight"] == before["reused_inflight"]:
+            continue  # the generation had ended before the newer request arrived: served by typing-through
+        events = [tuple(e) for e in after["speculation_events"][len(before["speculation_events"]):]]
+        assert events.count(("model-call", uri)) == 1  # one generation served both requests
+        assert newer is not None and newer.items and newer.items[0].insert_text == full[3:]
+        return
+    pytest.fail(f"in {ROUNDS} rounds the generation always finished before the test could type")
+
+
+async def generating(base_url: str, pending: asyncio.Future) -> bool:
+    """llama-server is generating (≥ 5 tokens) before `pending` was answered."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=5.0, trust_env=False) as http:
+        for _ in range(3000):  # a safety net, not a speed assertion
+            if pending.done():
+                return False
+            decoded = [(s.get("next_token") or [{}])[0].get("n_decoded", 0) for s in (await http.get("/slots")).json()
+                       if s.get("is_processing")]
+            if decoded and max(decoded) >= 5:
+                return True
+            await asyncio.sleep(0.005)
+    raise AssertionError("llama-server never started generating")
