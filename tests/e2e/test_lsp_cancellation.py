@@ -81,8 +81,9 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     if await wait_generating(llama_server, min_decoded=5, pending=older) is None:
         await older
         return "answered before llama-server had generated 5 tokens"
-    # … is superseded by a newer request for the same document (answered from the cache at once)
-    newer = await complete(client, uri, 0, 4)
+    # … is superseded by a newer request for the same document (answered from the cache at once: an automatic one,
+    # since an explicit request always asks the model afresh)
+    newer = await complete(client, uri, 0, 4, invoked=False)
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
     old_result = await older
     decoded = await predicted_tokens_when_idle(llama_server) - before
