@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .config import EngineConfig, ModelConfig
-from .errors import BackendUnavailable, ConfigError, InfillError
+from .errors import BackendError, BackendUnavailable, ConfigError, InfillError
 from .types import (Completion, CompletionOptions, CompletionRequest, StatusCallback,
                     StatusEvent)
 
@@ -135,17 +135,45 @@ class Engine:
             raise BackendUnavailable("llama-server", self._local.failed_reason)
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
-        """`deadline`: seconds the generation may take once the model is ready (None: no limit)."""
+                       ready_timeout: float = 120.0, deadline: float | None = None,
+                       on_text: Callable[[str], None] | None = None) -> Completion:
+        """`deadline`: seconds the generation may take once the model is ready (None: no limit). `on_text`: called
+        with the text so far each time it grows."""
         await self.wait_ready(ready_timeout)
         assert self._generation is not None
-        return await self._generation.generate(request, options, deadline)
+        return await self._generation.generate(request, options, deadline, on_text)
 
     async def warm(self, request: CompletionRequest) -> bool:
         """Prefill the request's context into the model server's cache when the engine is ready (never waits)."""
         if self._generation is None or not self._ready.is_set():
             return False
         return await self._generation.warm(request)
+
+    async def complete_choices(self, request: CompletionRequest, options: CompletionOptions, count: int,
+                               ready_timeout: float = 120.0) -> list[Completion] | None:
+        """Several completions from one prefill where the backend supports it (llama-server `n_cmpl`, at most
+        one per slot of Infill's own server); None otherwise (or when the server refuses), so the caller falls
+        back to separate requests."""
+        await self.wait_ready(ready_timeout)
+        assert self._generation is not None
+        if self._local is not None:
+            count = min(count, self._local.supervisor.settings.parallel)
+        try:
+            return await self._generation.generate_choices(request, options, count)
+        except BackendError as exc:
+            if exc.status != 400:  # 400: an older server without n_cmpl, or more choices than slots
+                raise
+            log.info("several choices from one prefill refused (%s): separate requests", exc)
+            return None
+
+    @property
+    def speculative_slot(self) -> int | None:
+        """The llama-server slot kept for speculative requests: the last one of Infill's own server when it has
+        more than one (`local.parallel`), so that they never take the slot holding the user's prompt cache."""
+        if self._local is None:
+            return None
+        parallel = self._local.supervisor.settings.parallel
+        return parallel - 1 if parallel >= 2 else None
 
     @property
     def generation(self):

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, field
-from typing import AsyncGenerator, AsyncIterator, Iterable
+from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 from .decoding import StopCondition
 from .errors import DeadlineExceeded
 from .languages import LanguageTable
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
+from .timebox import TimeBox
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
 from .validation import check_stop_words, check_token_budget
 
@@ -45,11 +47,14 @@ class _Run:
     crlf: bool
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
+    timebox: TimeBox | None = None
 
     @property
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
             return StopReason.STOP_WORD
+        if self.timebox is not None and self.timebox.expired:
+            return StopReason.TIME_BUDGET
         if self.stats.hit_token_limit or self.stats.hit_deadline:
             return StopReason.TOKEN_LIMIT
         return StopReason.END_OF_STREAM
@@ -67,6 +72,7 @@ class CodeGeneration:
         self.max_suffix_tokens = check_token_budget(max_suffix_tokens, "max_suffix_tokens")
         self.stable_clip = stable_clip
         self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
+        self.clock = time.monotonic  # the time box's clock (tests replace it)
 
     def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
@@ -88,28 +94,32 @@ class CodeGeneration:
         max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
         max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
         count = chars = 0
+        run.timebox = timebox = TimeBox(options.time_budget_ms, self.clock)
         async with closing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
                 count += 1
                 chars += len(chunk)
                 if chars > max_chars:
                     chunk = chunk[:len(chunk) - (chars - max_chars)]
-                piece = stop.feed(chunk)
+                piece, over = timebox.cut(stop.feed(chunk))
                 if piece:
                     yield piece
-                if stop.stopped:
+                if stop.stopped or over:
                     return  # leaving the block closes the stream, which cancels the request
                 if count >= max_chunks or chars >= max_chars:
                     run.stats.hit_token_limit = True  # the client-side cap: the server went on past max_tokens
                     break
-        piece = stop.finish()
+        piece, _ = timebox.cut(stop.finish())
         if piece:
             yield piece
 
     async def generate(self, request: CompletionRequest, options: CompletionOptions,
-                       deadline: float | None = None) -> Completion:
+                       deadline: float | None = None, on_text: Callable[[str], None] | None = None) -> Completion:
         """`deadline` (seconds) ends the generation however the server behaves (a trickling or endless stream):
-        the text so far is the completion; with no text at all it is an error naming the setting."""
+        the text so far is the completion; with no text at all it is an error naming the setting.
+
+        `on_text` is called with the text so far (LF line endings) each time it grows, so a caller can tell early
+        whether a generation still fits what the user has typed meanwhile."""
         run = await self._start(request)
         if options.mode == "next_edit_suggestion":
             try:
@@ -124,6 +134,8 @@ class CodeGeneration:
                 async with contextlib.aclosing(self._pieces(run, options)) as pieces:
                     async for piece in pieces:
                         parts.append(piece)
+                        if on_text is not None:
+                            on_text("".join(parts))
 
             try:
                 await asyncio.wait_for(read(), deadline)
@@ -135,6 +147,26 @@ class CodeGeneration:
             text = "".join(parts)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
                           prompt=run.prompt)
+
+    async def generate_choices(self, request: CompletionRequest, options: CompletionOptions,
+                               count: int) -> list[Completion] | None:
+        """`count` completions from one prefill when the backend can (llama-server's `n_cmpl`); None when it
+        cannot, and the caller makes separate requests. Each text gets the same stop rules as a streamed one."""
+        choices = getattr(self.stream, "generate_choices", None)
+        if choices is None or count < 2 or options.mode != "standard":
+            return None
+        run = await self._start(request)
+        texts = await choices(run.prompt, options, count, run.stats)
+        words = self.stop_words(run.prompt.language, options)
+        out = []
+        for raw in texts:
+            stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+            text = stop.feed(raw) + ("" if stop.stopped else stop.finish())
+            reason = StopReason.STOP_WORD if stop.stopped else (
+                StopReason.TOKEN_LIMIT if run.stats.hit_token_limit else StopReason.END_OF_STREAM)
+            out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=reason, stats=run.stats,
+                                  prompt=run.prompt))
+        return out
 
     async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.

@@ -29,6 +29,12 @@ class CompletionOptions:
     presence_penalty: float = 0.0
     stop_words: tuple[str, ...] = ()
     mode: Mode = "standard"
+    #: After this many milliseconds of generation the completion ends at the next line break, so a suggestion
+    #: arrives within a bound (llama-server's `t_max_predict_ms`, and a client-side cut for every backend).
+    time_budget_ms: int | None = None
+    #: llama-server slot to run on (speculative requests keep their own so they do not evict the user's prompt
+    #: cache); None lets the server choose. Other backends ignore it.
+    slot: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \
@@ -43,6 +49,10 @@ class CompletionOptions:
                 or not -2.0 <= float(self.presence_penalty) <= 2.0:
             raise ValueError(f"presence_penalty must be a number from -2 to 2, got {self.presence_penalty!r}")
         object.__setattr__(self, "stop_words", check_stop_words(self.stop_words))
+        for name in ("time_budget_ms", "slot"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
@@ -103,6 +113,7 @@ class Prompt:
 class StopReason(str, enum.Enum):
     STOP_WORD = "stop_word"
     TOKEN_LIMIT = "token_limit"
+    TIME_BUDGET = "time_budget"
     END_OF_STREAM = "end_of_stream"
 
 

@@ -159,20 +159,39 @@ class CompletionService:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, multiline: bool, index: int) -> CompletionOptions:
+    def _options(self, invoked: bool, multiline: bool, index: int, speculative: bool = False,
+                 next_line: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
+        budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
+        if next_line:
+            multiline, budget = True, 0  # a time box of 0 keeps exactly the first line with content
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
             "stop_words": () if multiline else ("\n",),
+            "time_budget_ms": budget if budget or next_line else None,
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
+        if speculative and self.engine is not None:
+            kwargs["slot"] = self.engine.speculative_slot
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
         """Ask the model (one choice, or several for invoked requests), post-process, cache."""
+        return self._finish(await self.compute(ctx, invoked), ctx, "model")
+
+    def finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
+        """Suggestions for `ctx` from texts kept before the cache (a prefetch, a generation joined in flight)."""
+        return self._finish(texts, ctx, source)
+
+    async def compute(self, ctx: CursorContext, invoked: bool = False, *, speculative: bool = False,
+                      next_line: bool = False, on_text: Callable[[str], None] | None = None) -> list[str]:
+        """The model's texts for `ctx` after the pre-cache filters, cached, not yet shown: a speculative
+        computation must not become the document's shown suggestion (typing-through follows what the user sees).
+        `next_line`: the cursor ends a line (`ctx` is multi-line); ask for the next line only.
+        `on_text` sees the raw text so far of a single generation."""
         if self.engine is None:
             await self.start()
         assert self.engine is not None
@@ -183,22 +202,38 @@ class CompletionService:
             request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
-        self.model_calls += count
         settings = self.settings
+        completions: list[Completion] | None = None
+        if count > 1:  # alternatives from one prefill where the backend can
+            try:  # one non-streamed reply: the deadline covers the wait for the model and the generation
+                completions = await asyncio.wait_for(
+                    engine.complete_choices(request, self._options(invoked, ctx.multiline, 0), count,
+                                            settings.ready_timeout),
+                    settings.ready_timeout + settings.request_timeout)
+            except asyncio.TimeoutError:
+                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                                 "(setting request_timeout)") from None
+        if completions is not None:
+            self.model_calls += 1
+        elif count == 1:
+            self.model_calls += 1
+            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative,
+                                                                        next_line),
+                                                 settings.ready_timeout, settings.request_timeout, on_text=on_text)]
+        else:
+            self.model_calls += count
 
-        async def choice(i: int) -> Completion | None:
-            try:
-                return await engine.complete(request, self._options(invoked, ctx.multiline, i),
-                                             settings.ready_timeout, settings.request_timeout)
-            except DeadlineExceeded:
-                if count == 1:
-                    raise
-                return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
+            async def choice(i: int) -> Completion | None:
+                try:
+                    return await engine.complete(request, self._options(invoked, ctx.multiline, i),
+                                                 settings.ready_timeout, settings.request_timeout)
+                except DeadlineExceeded:
+                    return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
 
-        completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
-        if not completions:
-            raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
-                                             "(setting request_timeout)")
+            completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
+            if not completions:
+                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                                 "(setting request_timeout)")
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:
@@ -211,7 +246,7 @@ class CompletionService:
         texts = _unique(texts)
         self.cache.put(ctx.uri, ctx.prefix, ctx.suffix, tuple(texts))
         log.debug("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
-        return self._finish(texts, ctx, "model")
+        return texts
 
     def _finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
         out: list[Suggestion] = []

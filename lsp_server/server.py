@@ -30,6 +30,7 @@ from .pipeline import CompletionService, Suggestion
 from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
+from .speculation import Speculation
 from .status import StatusReporter
 from .workspace import WorkspaceContext
 from .workspace import lsp as workspace_lsp
@@ -73,6 +74,10 @@ class InfillServer(LanguageServer):
         self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self._workspace_tick: asyncio.Task | None = None
         self._embedding: Any = None
+        self.speculation = Speculation(self)
+
+    def speculation_stats(self) -> dict[str, Any]:
+        return self.speculation.stats()
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -157,6 +162,7 @@ class InfillServer(LanguageServer):
         running engine keeps serving: a bad setting never stops completions."""
         if self.service is not None and self.service.settings != self.settings:
             await self.sessions.cancel_all()
+            self.speculation.prefetcher.cancel("settings changed")
             try:
                 replaced = await self.service.apply_settings(self.settings)
             except InfillError as exc:
@@ -287,6 +293,7 @@ def build_server() -> InfillServer:
         doc.version = params.text_document.version
         first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
         ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
+        ls.speculation.on_change(doc.uri, doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -295,6 +302,7 @@ def build_server() -> InfillServer:
         ls.documents.close(uri)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
+        ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
 
@@ -311,6 +319,7 @@ def build_server() -> InfillServer:
     @server.feature("textDocument/didShowCompletion")
     def on_did_show(ls: InfillServer, params: Any) -> None:
         ls.shown += 1
+        ls.speculation.on_did_show(params)
 
     @server.feature("textDocument/didPartiallyAcceptCompletion")
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
@@ -324,7 +333,8 @@ def build_server() -> InfillServer:
                 "cache_entries": len(service.cache) if service else 0,
                 "documents": len(ls.documents),
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
-                "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
+                "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
+                **ls.speculation_stats()}
 
     workspace_lsp.register(server)
 
@@ -336,6 +346,7 @@ def build_server() -> InfillServer:
         if ls._embedding is not None:
             await ls._embedding.close()
         await ls.sessions.cancel_all()
+        await ls.speculation.close()
         if ls.service is not None:
             await ls.service.close()
         ls.logging.close()
@@ -377,24 +388,34 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
-    cached = service.lookup(ctx)
+    # An explicit request wants fresh choices, not the single answer already shown.
+    cached = None if invoked else service.lookup(ctx)
     if cached is not None:
+        if cached and cached[0].source == "cache":
+            ls.speculation.note_cache_hit(ctx)
         # Still supersede an older request for the document: the user has moved on.
         suggestions = await ls.sessions.run(uri, _value(cached))
         result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                                    for i, s in enumerate(suggestions)])
         ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))
+        ls.speculation.answered(ctx, suggestions)
         return result
     delay_ms = 0.0
+    joined = ls.speculation.join(ctx, invoked)
     if not invoked:
         ls.sessions.note_automatic(uri)
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
+        if d.mode == "adaptive":
+            delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms), ctx)
+    if joined is not None:
+        delay_ms = 0.0  # a generation already running serves it: nothing to wait for
+    work = joined or (lambda: ls.speculation.model_call(ctx, invoked))
     started = time.perf_counter()
     # "busy" only for requests that take a noticeable time: two notifications per keystroke would be noise.
     busy = asyncio.get_running_loop().call_later(BUSY_AFTER_S, _publish_busy, ls)
     try:
-        suggestions = await ls.sessions.run(uri, lambda: service.generate(ctx, invoked), delay_ms / 1000.0)
+        suggestions = await ls.sessions.run(uri, work, delay_ms / 1000.0)
     except Superseded:
         return empty
     except InfillError as exc:
@@ -403,13 +424,16 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         log.warning("%s", message)  # an expected failure (backend down, deadline): one line, no traceback
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
+        if joined is not None:
+            joined.release()
         busy.cancel()
         if ls.status.current.kind == "busy":
             ls.status.publish(StatusEvent("ready", "Infill is ready"))
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
     if ls.status.current.kind != "ready":
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
-    ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
+    ls.timings.append((suggestions[0].source if suggestions else "model", (time.perf_counter() - entered) * 1000))
+    ls.speculation.answered(ctx, suggestions)
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
 

@@ -71,6 +71,10 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         "cache_prompt": True,
         "stream": True,
     })
+    if options.time_budget_ms:  # 0 (one line) is cut client-side: llama-server would stop after its first newline
+        body["t_max_predict_ms"] = options.time_budget_ms  # counted from the first token; ends at a line break
+    if options.slot is not None:
+        body["id_slot"] = options.slot
     return body
 
 
@@ -150,6 +154,21 @@ class LlamaCppCompletion(LlamaCppHttp):
         body = completion_body(prompt, CompletionOptions(max_decoding_tokens=1, seed=0), self.use_infill)
         body.update(n_predict=0, stream=False)
         await self.post_json(self.path, body)
+
+    async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
+                               stats: GenerationStats | None = None) -> list[str]:
+        """`count` completions from one prefill (`n_cmpl`: the prompt is processed once and copied to `count`
+        slots), instead of `count` requests that each process it. Not streamed: the choices come together."""
+        body = completion_body(prompt, options, self.use_infill)
+        body.update({"stream": False, "n_cmpl": count})
+        reply = await self.post_json(self.path, body)
+        results = reply if isinstance(reply, list) else [reply]
+        if not all(isinstance(r, dict) for r in results):
+            raise BackendError(VENDOR, f"{self.path}: malformed reply to n_cmpl", None, json.dumps(reply)[:200])
+        results.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+        if results:
+            fill_stats(stats, results[0])
+        return [event_text(r, self.path) for r in results]
 
 
 # ---------------------------------------------------------------------------------------------------------------------

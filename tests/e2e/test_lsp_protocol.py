@@ -116,9 +116,12 @@ async def test_incremental_changes_are_applied(client: LanguageClient):
 async def test_repeated_request_is_answered_from_cache(client: LanguageClient):
     uri = open_doc(client, "def mul(a, b):\n    ")
     first = await complete(client, uri, 1, 4)
-    second = await complete(client, uri, 1, 4)
+    second = await complete(client, uri, 1, 4, invoked=False)
     assert first.items and [i.insert_text for i in first.items] == [i.insert_text for i in second.items]
     assert second.items[0].command.arguments[0]["source"] == "cache"
+    # an explicit request wants fresh choices: it asks the model, not the single answer already cached
+    third = await complete(client, uri, 1, 4)
+    assert third.items and third.items[0].command.arguments[0]["source"] == "model"
 
 
 async def test_excluded_file_gets_nothing_and_status_says_why(client: LanguageClient):

@@ -35,9 +35,14 @@ class ScriptedEngine:
         assert self.started, "waited for an engine that was never started"
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0, deadline: float | None = None) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None, on_text=None) -> Completion:
         self.requests.append((request, options, ready_timeout))
         return Completion(self.answers[(len(self.requests) - 1) % len(self.answers)], StopReason.END_OF_STREAM)
+
+    async def complete_choices(self, request, options, count, ready_timeout=120.0):
+        return None  # no choices from one prefill: the service makes separate requests
+
+    speculative_slot = None
 
     async def close(self) -> None:
         self.closed += 1

@@ -79,6 +79,13 @@ class RecordingService:
         self.contexts.append(ctx)
         return []
 
+    async def compute(self, ctx, invoked, **kwargs):  # the speculation layer's entry (lsp_server/speculation.py)
+        self.contexts.append(ctx)
+        return []
+
+    def finish(self, texts, ctx, source):
+        return []
+
 
 async def test_a_request_waiting_for_the_config_lock_uses_its_own_document_version(monkeypatch):
     ls = build_server()
@@ -102,6 +109,9 @@ class ChoicesEngine:
 
     async def start(self):
         pass
+
+    async def complete_choices(self, request, options, count, ready_timeout=120.0):
+        return None  # no choices from one prefill: the service makes separate requests
 
     async def complete(self, request, options, ready_timeout=120.0, deadline=None):
         from engine.errors import DeadlineExceeded
