@@ -532,7 +532,12 @@ class Fuzz:
                                "max_prefix_tokens": 4_000_000, "max_suffix_tokens": 4_000_000,
                                "http": {"read_timeout": 2.0, "max_retries": 1}},
                 "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 16, "request_timeout": 2.0,
-                "exclude": ["**/secret_*"], "log_level": "warning", "cache_size": 20}
+                "exclude": ["**/secret_*"], "log_level": "warning", "cache_size": 20,
+                # The drift check compares each prompt with the reference document exactly; snippets of other
+                # files above the prefix (workspace context, tested on its own) would count as drift.
+                "context": {"enabled": False},
+                # Likewise a prefetch asks for the state after an acceptance that never happens.
+                "speculation": {"prefetch": False}}
 
     def new_uri(self, excluded: bool = False) -> str:
         self.uri_counter += 1

@@ -36,8 +36,15 @@ class Flight:
 
     def start(self, compute: Compute) -> Flight:
         self.task = asyncio.ensure_future(compute(self.on_text))
-        self.task.add_done_callback(lambda _: self._wake())
+        self.task.add_done_callback(self._done)
         return self
+
+    def _done(self, task: asyncio.Task) -> None:
+        # A generation nobody waits for any more (superseded, a prefetch) may fail: its failure is the waiters'
+        # to report, and with none asyncio would log "Task exception was never retrieved" with a traceback.
+        if not task.cancelled():
+            task.exception()
+        self._wake()
 
     @property
     def running(self) -> bool:

@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 EXTENSION = REPO / "editors" / "vscode"
 PACKAGE = json.loads((EXTENSION / "package.json").read_text())
 #: Settings that configure the extension itself and are never sent to the server (see src/settings.ts).
-CLIENT_ONLY = ("server", "trace")
+CLIENT_ONLY = ("server", "trace", "editor")  # `infill.editor.*`: the extension's own (e.g. sendCopies)
 
 
 @pytest.fixture(scope="module")
