@@ -124,6 +124,8 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
         const view = statusView(status);
         this.statusItem.text = view.text;
         this.statusItem.tooltip = view.tooltip;
+        // Screen readers read this instead of the icon; it carries the server's message (e.g. why it failed).
+        this.statusItem.accessibilityInformation = { label: view.label };
         this.statusItem.backgroundColor = view.severity === 'normal'
             ? undefined
             : new vscode.ThemeColor(`statusBarItem.${view.severity}Background`);
