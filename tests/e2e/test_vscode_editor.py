@@ -170,11 +170,12 @@ class VSCode:
                 raise AssertionError(f"timed out after {timeout:g} s waiting for {what}\n{self.diagnostics()}")
             time.sleep(0.1)
 
-    def answer_at(self, line: int, character: int) -> dict[str, Any]:
-        """Waits for the server's answer to the last request made at (line, character), and returns it."""
+    def answer_at(self, since: int, name: str, line: int, character: int) -> dict[str, Any]:
+        """Waits for the server's answer to the last request for `name` at (line, character) made after the first
+        `since` requests, and returns it."""
         def answered() -> dict[str, Any] | None:
-            at = [a for a in self.inline_answers()
-                  if a["position"] == {"line": line, "character": character}]
+            at = [a for a in self.inline_answers()[since:]
+                  if a["position"] == {"line": line, "character": character} and a["uri"].endswith("/" + name)]
             return at[-1] if at and at[-1]["answered"] else None
         return self.wait_for(answered, f"the server's answer at {line}:{character}")
 
@@ -216,7 +217,7 @@ def _json_after(entry: str, label: str) -> Any:
 
 
 def parse_inline_trace(log: str) -> list[dict[str, Any]]:
-    """[{id, position, answered, items}] in request order, from vscode-languageclient's verbose trace. Request ids
+    """[{id, uri, position, answered, items}] in request order, from vscode-languageclient's verbose trace. Request ids
     restart with each new client (after a restart), so an answer belongs to the latest request with its id."""
     requests: list[dict[str, Any]] = []
     starts = [m.start() for m in _ENTRY.finditer(log)] + [len(log)]
@@ -224,8 +225,8 @@ def parse_inline_trace(log: str) -> list[dict[str, Any]]:
         entry = log[begin:end]
         if sent := _SENT.search(entry):
             params = _json_after(entry, "Params:") or {}
-            requests.append({"id": int(sent.group(1)), "position": params.get("position"), "answered": False,
-                             "items": []})
+            requests.append({"id": int(sent.group(1)), "position": params.get("position"),
+                             "uri": (params.get("textDocument") or {}).get("uri", ""), "answered": False, "items": []})
         elif received := _RECEIVED.search(entry):
             for request in reversed(requests):
                 if request["id"] == int(received.group(1)):
@@ -415,6 +416,7 @@ def test_status_ready_and_text_typed_while_starting_gets_its_suggestion(vscode: 
     starting = d("status", icon="loading", timeout=STARTUP_TIMEOUT)
     assert starting["label"].startswith("Infill starting"), starting
     d("open", name=FILE, contains="def area(radius):", timeout=WAIT)
+    since = len(vscode.inline_answers())
     line, character = type_on_new_line(vscode, "    return")
     assert d("statusNow")["icon"] == "loading", "the text must be typed before the server is ready"
     assert d("currentGhost") == ""
@@ -424,7 +426,7 @@ def test_status_ready_and_text_typed_while_starting_gets_its_suggestion(vscode: 
     ready = d("status", icon="check", timeout=WAIT)
     assert ready["label"].startswith("Infill ready"), ready
     # The ghost text is the server's answer for this position (from the LSP trace), not anything else.
-    answer = vscode.answer_at(line, character)
+    answer = vscode.answer_at(since, FILE, line, character)
     assert answer["items"], answer
     assert answer["items"][0]["insertText"].endswith(ghost), (answer, ghost)
     d("screenshot", file=str(vscode.root / "suggestion.png"))
@@ -444,7 +446,7 @@ def test_tab_accepts_the_suggestion_into_the_buffer(vscode: VSCode) -> None:
 def test_accept_next_word_takes_one_word(vscode: VSCode) -> None:
     d = vscode.driver
     before = (vscode.workspace / FILE).read_text()
-    line, character = type_on_new_line(vscode, "    total = ")
+    type_on_new_line(vscode, "    total = ")
     ghost = d("ghost", timeout=WAIT)
     d("press", key="Control+ArrowRight")  # Infill: Accept Next Word of the Suggestion
     # The word moves from the ghost text into the buffer; the rest is still offered.
@@ -469,8 +471,9 @@ def test_disabling_completions_in_settings_takes_effect(vscode: VSCode) -> None:
     assert "turned off" in off["label"], off
     assert json.loads(vscode.settings_file.read_text())["infill.enabled"] is False
     d("open", name=FILE, contains="def area(radius):", timeout=WAIT)
+    since = len(vscode.inline_answers())
     line, character = type_on_new_line(vscode, "    scale = ")
-    answer = vscode.answer_at(line, character)
+    answer = vscode.answer_at(since, FILE, line, character)
     assert answer["items"] == [], answer
     assert d("currentGhost") == ""
     vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
@@ -487,14 +490,21 @@ def test_disabling_completions_in_settings_takes_effect(vscode: VSCode) -> None:
 def test_excluded_file_gets_nothing(vscode: VSCode) -> None:
     d = vscode.driver
     d("open", name=".env", contains="DATABASE_URL", timeout=WAIT)
+    since = len(vscode.inline_answers())
     d("press", key="Control+End")
     d("type", text="SECRET_KEY=")
-    answer = vscode.answer_at(1, len("SECRET_KEY="))
+    answer = vscode.answer_at(since, ".env", 1, len("SECRET_KEY="))
     assert answer["items"] == [], answer
     assert d("currentGhost") == ""
     status = d("status", icon="circle-slash", timeout=WAIT)
     assert ".env" in status["label"], status
+    # Only that file: back in the Python file, suggestions come again.
     d("open", name=FILE, contains="def area(radius):", timeout=WAIT)
+    type_on_new_line(vscode, "    circumference = ")
+    assert d("ghost", timeout=WAIT).strip()
+    d("status", icon="check", timeout=WAIT)
+    d("press", key="Escape")
+    vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
 
 
 def test_dying_llama_server_shows_an_error_and_restart_recovers(vscode: VSCode, tiny_model: Path) -> None:
