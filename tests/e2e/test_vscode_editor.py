@@ -15,6 +15,7 @@ test skips, naming what is missing, only when that toolchain, node, or llama-ser
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -58,38 +59,49 @@ def tools_dir() -> Path:
     return Path(cache) / "infill" / "vscode-editor"
 
 
-@pytest.fixture(scope="module")
-def toolchain() -> dict[str, str]:
+def find_toolchain() -> tuple[dict[str, str] | None, str]:
+    """The installed real-editor tools, or None and what is missing."""
     if shutil.which("node") is None:
-        pytest.skip("node is not installed (the real VS Code test needs Node 20+)")
+        return None, "node is not installed (the real VS Code test needs Node 20+)"
     manifest = tools_dir() / "tools.json"
     if not manifest.is_file():
-        pytest.skip(f"the real VS Code toolchain is not installed in {tools_dir()}: {INSTALL_HINT}")
+        return None, f"the real VS Code toolchain is not installed in {tools_dir()}: {INSTALL_HINT}"
     tools = json.loads(manifest.read_text())
     missing = [path for path in (tools["code_server"], tools["chromium"],
                                  Path(tools["node_tools"]) / "node_modules" / "playwright-core",
                                  Path(tools["node_tools"]) / "node_modules" / ".bin" / "vsce")
                if not Path(path).exists()]
     if missing:
-        pytest.skip(f"the real VS Code toolchain is incomplete (missing {missing}): {INSTALL_HINT}")
+        return None, f"the real VS Code toolchain is incomplete (missing {missing}): {INSTALL_HINT}"
     if not (EXTENSION / "node_modules" / "vscode-languageclient").is_dir():
-        pytest.skip("the extension's node packages are not installed: run bash scripts/editors.sh")
-    return tools
+        return None, "the extension's node packages are not installed: run bash scripts/editors.sh"
+    return tools, ""
 
 
 @pytest.fixture(scope="module")
-def vsix(toolchain: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The extension packaged from the current sources, as a user would install it."""
+def toolchain() -> dict[str, str]:
+    tools, missing = find_toolchain()
+    if tools is None:
+        pytest.skip(missing)
+    return tools
+
+
+def package_extension(toolchain: dict[str, str], out: Path) -> Path:
+    """The extension packaged from the current sources (compiled first when stale), as a user would install it."""
     if compiled_output_is_stale(EXTENSION):
         result = subprocess.run(["npm", "run", "--silent", "compile"], cwd=EXTENSION, capture_output=True, text=True,
                                 timeout=300)
         assert result.returncode == 0, f"npm run compile failed:\n{result.stdout}{result.stderr}"
-    out = tmp_path_factory.mktemp("vsix") / "infill.vsix"
     vsce = Path(toolchain["node_tools"]) / "node_modules" / ".bin" / "vsce"
     result = subprocess.run([str(vsce), "package", "--skip-license", "--out", str(out)], cwd=EXTENSION,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0 and out.is_file(), f"vsce package failed:\n{result.stdout}{result.stderr}"
     return out
+
+
+@pytest.fixture(scope="module")
+def vsix(toolchain: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return package_extension(toolchain, tmp_path_factory.mktemp("vsix") / "infill.vsix")
 
 
 class Driver:
@@ -296,19 +308,19 @@ def healthy(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server_binary: str,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[VSCode]:
-    root = tmp_path_factory.mktemp("vscode")
+@contextlib.contextmanager
+def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[str, Any], machine: dict[str, Any],
+                files: dict[str, str], viewport: tuple[int, int] = (1100, 520)) -> Iterator[VSCode]:
+    """A fresh code-server profile in `root` with `vsix` installed, the given User and Remote (machine) settings and
+    workspace files, opened in Chromium. On exit everything is stopped, and nothing of the session may be left."""
     home, user_data, extensions, workspace = (root / d for d in ("home", "user-data", "extensions", "workspace"))
     for d in (home, user_data / "User", user_data / "Machine", extensions, workspace):
         d.mkdir(parents=True)
     gate = root / "server-gate"
-    (user_data / "User" / "settings.json").write_text(json.dumps(user_settings(tiny_model), indent=1))
-    (user_data / "Machine" / "settings.json").write_text(
-        json.dumps(machine_settings(llama_server_binary, gate), indent=1))
-    (workspace / "shapes.py").write_text("import math\n\n\ndef area(radius):\n")
-    (workspace / ".env").write_text("DATABASE_URL=postgres://localhost/app\n")
+    (user_data / "User" / "settings.json").write_text(json.dumps(user, indent=1))
+    (user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=1))
+    for name, text in files.items():
+        (workspace / name).write_text(text)
     env = {
         **os.environ,
         SESSION_VAR: str(root),
@@ -349,7 +361,7 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
             time.sleep(0.2)
         driver = Driver(toolchain, env, root / "driver.log")
         driver("launch", url=f"http://127.0.0.1:{port}/?folder={workspace}", chromium=toolchain["chromium"],
-               home=str(home))
+               home=str(home), width=viewport[0], height=viewport[1])
         yield VSCode(root, driver, workspace, user_data, gate)
     finally:
         gate.touch()  # a server still held back must not wait forever
@@ -369,6 +381,16 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
             except OSError:
                 pass
         assert not leftovers, f"processes outlived VS Code: {leftovers}"
+
+
+@pytest.fixture(scope="module")
+def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server_binary: str,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[VSCode]:
+    root = tmp_path_factory.mktemp("vscode")
+    files = {"shapes.py": "import math\n\n\ndef area(radius):\n", ".env": "DATABASE_URL=postgres://localhost/app\n"}
+    with open_vscode(toolchain, vsix, root, user_settings(tiny_model),
+                     machine_settings(llama_server_binary, root / "server-gate"), files) as session:
+        yield session
 
 
 def wait_for_no_processes(marker: str, timeout: float = 30.0) -> list[tuple[int, str]]:

@@ -23,14 +23,14 @@ const external = [];
 const pageErrors = [];
 
 const commands = {
-    async launch({ url, chromium: executablePath, home }) {
+    async launch({ url, chromium: executablePath, home, width, height }) {
         browser = await chromium.launch({
             executablePath, headless: true, env: { ...process.env, HOME: home },
             args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', '--no-first-run',
                    '--disable-background-networking', '--disable-component-update', '--disable-sync',
                    '--disable-default-apps', '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1'],
         });
-        page = await browser.newPage({ viewport: { width: 1100, height: 520 } });
+        page = await browser.newPage({ viewport: { width, height } });
         page.on('request', (r) => {
             const u = r.url();
             if (!/^(https?:\/\/127\.0\.0\.1[:/]|wss?:\/\/127\.0\.0\.1[:/]|data:|blob:|vscode-)/.test(u)) {
