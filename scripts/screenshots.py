@@ -26,10 +26,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from engine.local.binary import find_llama_server  # noqa: E402
-from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string  # noqa: E402
-from tests.e2e.test_vscode_editor import (  # noqa: E402
-    find_toolchain, machine_settings, open_vscode, package_extension, user_settings)
+from engine.local.binary import find_llama_server
+from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string
+from tests.e2e.test_vscode_editor import (
+    find_toolchain,
+    machine_settings,
+    open_vscode,
+    package_extension,
+    user_settings,
+)
 
 FILE = "fib.py"
 TEXT = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
@@ -122,9 +127,8 @@ def neovim_shot(out: Path, work: Path, chromium: str) -> None:
         subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                         f"--screenshot={out / 'neovim-suggestion.png'}", "--window-size=940,330",
                         f"file://{page}"], check=True, capture_output=True, env={**os.environ, "HOME": str(root)})
-        driver.send("<Esc>:qa!<CR>")
     finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
 
 
 class _Running:
@@ -145,9 +149,9 @@ def _color256(n: int) -> str:
     if n < 232:
         n -= 16
         steps = [0, 95, 135, 175, 215, 255]
-        return "#%02x%02x%02x" % (steps[n // 36], steps[(n // 6) % 6], steps[n % 6])
+        return "#" + "".join(f"{v:02x}" for v in (steps[n // 36], steps[(n // 6) % 6], steps[n % 6]))
     level = 8 + (n - 232) * 10
-    return "#%02x%02x%02x" % (level, level, level)
+    return f"#{level:02x}{level:02x}{level:02x}"
 
 
 def terminal_page(screen: str, fg: str = "#e0e2ea", bg: str = "#14161b") -> str:
@@ -189,7 +193,7 @@ def terminal_page(screen: str, fg: str = "#e0e2ea", bg: str = "#14161b") -> str:
                             state[key] = _color256(codes[j + 2])
                             j += 2
                         elif codes[j + 1] == 2 and j + 4 < len(codes):
-                            state[key] = "#%02x%02x%02x" % tuple(codes[j + 2:j + 5])
+                            state[key] = "#" + "".join(f"{v:02x}" for v in codes[j + 2:j + 5])
                             j += 4
                     j += 1
             elif part:

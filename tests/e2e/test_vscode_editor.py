@@ -16,6 +16,7 @@ test skips, naming what is missing, only when that toolchain, node, or llama-ser
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -25,11 +26,13 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
+from .test_neovim_plugin import pids_with_env
 from .test_vscode_client import EXTENSION, compiled_output_is_stale
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,11 +93,11 @@ def package_extension(toolchain: dict[str, str], out: Path) -> Path:
     """The extension packaged from the current sources (compiled first when stale), as a user would install it."""
     if compiled_output_is_stale(EXTENSION):
         result = subprocess.run(["npm", "run", "--silent", "compile"], cwd=EXTENSION, capture_output=True, text=True,
-                                timeout=300)
+                                timeout=300, check=False)
         assert result.returncode == 0, f"npm run compile failed:\n{result.stdout}{result.stderr}"
     vsce = Path(toolchain["node_tools"]) / "node_modules" / ".bin" / "vsce"
     result = subprocess.run([str(vsce), "package", "--skip-license", "--out", str(out)], cwd=EXTENSION,
-                            capture_output=True, text=True, timeout=300)
+                            capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0 and out.is_file(), f"vsce package failed:\n{result.stdout}{result.stderr}"
     return out
 
@@ -233,7 +236,7 @@ def parse_inline_trace(log: str) -> list[dict[str, Any]]:
     restart with each new client (after a restart), so an answer belongs to the latest request with its id."""
     requests: list[dict[str, Any]] = []
     starts = [m.start() for m in _ENTRY.finditer(log)] + [len(log)]
-    for begin, end in zip(starts, starts[1:]):
+    for begin, end in itertools.pairwise(starts):
         entry = log[begin:end]
         if sent := _SENT.search(entry):
             params = _json_after(entry, "Params:") or {}
@@ -340,7 +343,7 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
     common = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions), "--config", str(config)]
     code_server = toolchain["code_server"]
     installed = subprocess.run([code_server, *common, "--install-extension", str(vsix)], env=env,
-                               capture_output=True, text=True, timeout=300)
+                               capture_output=True, text=True, timeout=300, check=False)
     assert installed.returncode == 0 and "successfully installed" in installed.stdout, installed.stdout + installed.stderr
 
     port = free_port()
@@ -404,16 +407,7 @@ def wait_for_no_processes(marker: str, timeout: float = 30.0) -> list[tuple[int,
 
 
 def session_processes(marker: str) -> list[tuple[int, str]]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            if f"{SESSION_VAR}={marker}".encode() in (entry / "environ").read_bytes().split(b"\0"):
-                found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
-        except OSError:
-            continue
-    return found
+    return [(pid, cmd) for pid, cmd in pids_with_env(SESSION_VAR, marker) if pid != os.getpid()]
 
 
 # --- the scenarios, in the order a user meets them (they share the session above) ------------------------------

@@ -162,18 +162,13 @@ const commands = {
 
 async function currentGhost() {
     return page.evaluate((sel) => {
-        const parts = [];
-        for (const e of document.querySelectorAll(sel)) {
-            // The view zone of further lines holds one .view-line per line; the injected first line is one span
-            // (several spans when the line wraps).
-            const lines = e.querySelectorAll('.view-line');
-            if (lines.length) {
-                parts.push('\n' + [...lines].map((l) => l.textContent).join('\n'));
-            } else {
-                parts.push(e.textContent);
-            }
-        }
-        return parts.join('').replace(/\u00a0/g, ' ');
+        // The first line is injected text (one span, several when it is long) after the cursor; further lines are a
+        // view zone below it, a block whose rendered text has one line per row.
+        const all = [...document.querySelectorAll(sel)];
+        const blocks = all.filter((e) => e.classList.contains('ghost-text'));
+        const first = all.filter((e) => !blocks.some((b) => b.contains(e)));
+        return (first.map((e) => e.textContent).join('')
+            + blocks.map((b) => '\n' + b.innerText.replace(/\n$/, '')).join('')).replace(/\u00a0/g, ' ');
     }, GHOST);
 }
 
