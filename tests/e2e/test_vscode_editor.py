@@ -4,10 +4,10 @@ the real `infill serve --stdio` and llama-server on the tiny test model.
 
 What a user would check, in order, in one editor session: the status item reaches "ready"; text typed while the
 server is still starting gets its suggestion once the server is up; the ghost text is what the server answered; Tab
-accepts it and the saved file holds it; accept-next-word takes one word; turning completions off in settings.json
-takes effect and the command turns them back on; an excluded file (.env) gets nothing; a llama-server that keeps
-dying shows an error in the status item and "Infill: Restart Server" recovers; the page contacts nothing outside
-127.0.0.1; closing VS Code leaves no process behind.
+accepts it and the saved file holds it; accept-next-word takes one word; unticking `infill.enabled` in the Settings
+editor takes effect and the Enable command turns completions back on; an excluded file (.env) gets nothing; a
+llama-server that keeps dying shows an error in the status item and "Infill: Restart Server" recovers; the page
+contacts nothing outside 127.0.0.1; closing VS Code leaves no process behind.
 
 Tools: `bash scripts/vscode-editor.sh` (Chromium, code-server, playwright-core, vsce; run by scripts/test.sh). The
 test skips, naming what is missing, only when that toolchain, node, or llama-server is absent. Waits are for events
@@ -39,8 +39,8 @@ REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("vscode_driver.js")
 INSTALL_HINT = "run bash scripts/vscode-editor.sh"
 #: Safety nets, not speed assertions: code-server and Chromium share 2 cores with the rest of the suite.
-STARTUP_TIMEOUT = 120.0
-WAIT = 60.0
+STARTUP_TIMEOUT = 180.0
+WAIT = 120.0
 #: Marks every process of one session (code-server, its extension host, the language server, llama-server,
 #: Chromium): they inherit it, so leftovers can be found in /proc.
 SESSION_VAR = "INFILL_VSCODE_E2E_SESSION"
