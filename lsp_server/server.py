@@ -269,6 +269,8 @@ def build_server() -> InfillServer:
             await ls.apply_settings(previous)
             if ls.service is not None and ls.settings.enabled and ls.service.engine is None:
                 await ls.service.start()
+            if ls.service is not None:
+                ls.status.show_enabled(ls.settings.enabled)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_open(ls: InfillServer, params: types.DidOpenTextDocumentParams) -> None:

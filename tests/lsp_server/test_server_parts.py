@@ -42,6 +42,19 @@ def test_status_reporter_sends_changes_once():
     assert status_payload(StatusEvent("busy", "m")) == {"kind": "busy", "message": "m"}
 
 
+def test_status_follows_enabled_at_once():
+    sent = []
+    reporter = StatusReporter(lambda method, params: sent.append(params))
+    reporter.on_engine_status(StatusEvent("ready", "llama-server is ready"))
+    reporter.show_enabled(False)
+    reporter.show_enabled(False)
+    reporter.show_enabled(True)
+    reporter.show_enabled(True)
+    assert [(p["kind"], p["message"]) for p in sent] == [
+        ("ready", "llama-server is ready"), ("disabled", "Infill is turned off (enabled = false)"),
+        ("ready", "llama-server is ready")]
+
+
 def test_cli_argument_parsing(tmp_path):
     assert parse_location("a/b.py:3:7") == (tmp_path.__class__("a/b.py"), 3, 7)
     assert parse_location("C:/x/y.py:1:1")[0].as_posix() == "C:/x/y.py"

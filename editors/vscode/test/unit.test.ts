@@ -42,6 +42,7 @@ describe('status', () => {
         const view = statusView(parseStatus({ kind: 'error', message: 'llama-server exited', detail: 'see the log' }));
         assert.equal(view.severity, 'error');
         assert.match(view.tooltip, /llama-server exited[\s\S]*see the log/);
+        assert.equal(view.label, 'Infill error: llama-server exited');
     });
 
     it('reports malformed notifications instead of ignoring them', () => {

@@ -92,6 +92,9 @@ def test_chat_template_file_is_passed_as_a_file(tmp_path):
     (["start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"], 1, "port in use"),
     (["something else went wrong"], 3, "exited with code 3; last output: something else went wrong"),
     ([], -signal.SIGKILL, "killed by signal 9"),
+    # killed after serving requests: their log lines say "truncated = 0", which is no sign of a bad model file
+    (["slot      release: id  1 | task 2 | stop processing: n_tokens = 27, truncated = 0"], -signal.SIGKILL,
+     "killed by signal 9"),
 ])
 def test_diagnose_in_plain_words(lines, code, expected):
     assert expected in diagnose(lines, code, "/m.gguf")
