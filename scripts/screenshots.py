@@ -26,9 +26,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from engine.local.binary import find_llama_server
-from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string
-from tests.e2e.test_vscode_editor import (
+from engine.local.binary import find_llama_server  # noqa: E402 (after the sys.path entry above)
+from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string  # noqa: E402
+from tests.e2e.test_vscode_editor import (  # noqa: E402
     find_toolchain,
     machine_settings,
     open_vscode,

@@ -427,7 +427,8 @@ def test_ghost_text_accepted_one_word(nvim: Nvim, tmp_path: Path) -> None:
     ghost = type_and_wait_for_ghost_text(nvim, "Go    total = ")
     shown = ghost["lines"][0]
     nvim.send("<M-Right>")  # the plugin's default accept-word key
-    line = nvim.wait_for(lambda: (text := buffer_lines(nvim)[1]) != "    total = " and text, 10, "a word to be inserted")
+    line = nvim.wait_for(lambda: (text := buffer_lines(nvim)[1]) != "    total = " and text, 10,
+                         "a word to be inserted")
     word = line[len("    total = "):]
     assert word.strip() and len(word.split()) == 1 and shown.startswith(word), (word, shown)
     # The rest of the suggestion is still shown, and the server was told how much was taken.

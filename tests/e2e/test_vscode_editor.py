@@ -355,7 +355,8 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
     code_server = toolchain["code_server"]
     installed = subprocess.run([code_server, *common, "--install-extension", str(vsix)], env=env,
                                capture_output=True, text=True, timeout=300, check=False)
-    assert installed.returncode == 0 and "successfully installed" in installed.stdout, installed.stdout + installed.stderr
+    assert installed.returncode == 0 and "successfully installed" in installed.stdout, \
+        installed.stdout + installed.stderr
 
     port = free_port()
     server_log = open(root / "code-server.log", "wb")
