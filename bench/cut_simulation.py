@@ -303,9 +303,12 @@ class ScriptedEngine:
         pass
 
     async def complete(self, request: Any, options: CompletionOptions, ready_timeout: float = 0.0,
-                       *args: Any) -> Any:
-        self.last = await self.generation.generate(request, options)
+                       deadline: float | None = None, on_text: Any = None) -> Any:
+        self.last = await self.generation.generate(request, options, deadline, on_text)
         return self.last
+
+    async def complete_choices(self, *args: Any) -> None:
+        return None  # separate requests, as a backend without n_cmpl
 
     async def close(self) -> None:
         pass
@@ -352,7 +355,7 @@ async def simulate(tasks_by_language: dict[str, list[Task]], pools: dict[str, li
     for model in models:
         engine = ScriptedEngine("starcoder" if model == "fim" else None)
         service = CompletionService(parse_settings({"temperature": 0.0, "cache_size": 0}),
-                                    engine_factory=lambda config, on_status=None: engine)
+                                    engine_factory=lambda config, on_status=None, engine=engine: engine)
         await service.start()
         for language, tasks in tasks_by_language.items():
             rng = random.Random(f"{seed}:{language}:{model}")

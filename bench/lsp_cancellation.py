@@ -56,7 +56,7 @@ async def main(args: argparse.Namespace) -> None:
                 slot = busy[0]["id"]
                 decoded = busy[0].get("next_token", [{}])[0].get("n_decoded", 0)
                 started = time.perf_counter()
-                newer = await lsp.request(uri, 0, 4)  # superseding request, served from the cache
+                await lsp.request(uri, 0, 4)  # superseding request, served from the cache
                 while True:
                     slots = {s["id"]: s for s in (await http.get("/slots")).json()}
                     if not slots[slot].get("is_processing"):

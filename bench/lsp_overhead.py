@@ -22,7 +22,8 @@ import httpx
 
 from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
-BASE = "import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\ndef run_{i}(values):\n    total_{i} = "
+BASE = ("import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\n"
+        "def run_{i}(values):\n    total_{i} = ")
 SUFFIX = "\n    return total_{i}\n"
 
 

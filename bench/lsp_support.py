@@ -101,7 +101,8 @@ class Lsp:
     def request(self, uri: str, line: int, character: int, invoked: bool = True):
         kind = types.InlineCompletionTriggerKind.Invoked if invoked else types.InlineCompletionTriggerKind.Automatic
         return self.client.text_document_inline_completion_async(types.InlineCompletionParams(
-            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character),
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line, character=character),
             context=types.InlineCompletionContext(trigger_kind=kind)))
 
     async def stats(self) -> dict[str, Any]:

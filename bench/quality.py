@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .quality_data import (DEFAULT_DATA_DIR, DEFAULT_MULTI_SAMPLE, DEFAULT_SANTACODER_SAMPLE, DEFAULT_SEED,
-                           HUMANEVAL_MULTI, HUMANEVAL_SINGLE, SANTACODER, SUITES, Task, load_suite)
+                           SANTACODER, SUITES, Task, load_suite)
 from .quality_exec import ExecItem, score_humaneval
 from .quality_metrics import (edit_similarity, exact_match, humaneval_program_middle, line_cut_candidates,
                               oracle_edit_similarity, oracle_exact_match)
@@ -281,7 +281,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     results: list[TaskResult] = []
     try:
         await pipeline.start()
-        for suite, tasks in by_suite.items():
+        for tasks in by_suite.values():
             results += await generate(tasks, pipeline, progress=not args.quiet, time_budget=args.time_budget)
     finally:
         await pipeline.close()

@@ -93,8 +93,8 @@ def _take(items: Iterable[Task], limit: int | None) -> list[Task]:
 
 
 def load_suite(suite: str, data_dir: Path = DEFAULT_DATA_DIR, *, limit: int | None = None,
-               multi_sample: int | None = DEFAULT_MULTI_SAMPLE, santacoder_sample: int | None = DEFAULT_SANTACODER_SAMPLE,
-               seed: int = DEFAULT_SEED) -> list[Task]:
+               multi_sample: int | None = DEFAULT_MULTI_SAMPLE,
+               santacoder_sample: int | None = DEFAULT_SANTACODER_SAMPLE, seed: int = DEFAULT_SEED) -> list[Task]:
     """The tasks of one suite. For SantaCoder, `santacoder_sample` and `limit` apply per language."""
     data_dir = Path(data_dir)
     if suite == HUMANEVAL_SINGLE:

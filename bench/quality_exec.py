@@ -85,7 +85,8 @@ def score_humaneval(items: Iterable[ExecItem], *, timeout: float = 5.0, workers:
             results[row["key"]] = ExecResult(passed=row["passed"], result=row["result"])
     missing = set(unique) - set(results)
     if missing:
-        raise RuntimeError(f"bench.quality_exec returned no result for {len(missing)} programs, e.g. {sorted(missing)[0]}")
+        raise RuntimeError(f"bench.quality_exec returned no result for {len(missing)} programs, "
+                           f"e.g. {sorted(missing)[0]}")
     return results
 
 

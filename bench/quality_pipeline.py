@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from engine.api import Engine
 from engine.config import EngineConfig
@@ -50,9 +50,10 @@ class RecordingEngine(Engine):
     last: Completion | None = None
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None,
+                       on_text: Callable[[str], None] | None = None) -> Completion:
         self.last = None
-        completion = await super().complete(request, options, ready_timeout)
+        completion = await super().complete(request, options, ready_timeout, deadline, on_text)
         self.last = completion
         return completion
 
@@ -79,6 +80,11 @@ class Pipeline:
 
         settings = dict(server_settings or {})
         settings.setdefault("temperature", 0.0)
+        # Quality is measured on whole generations: the interactive deadline must not cut them on a loaded machine.
+        settings.setdefault("request_timeout", 600.0)
+        # The time box cuts by wall-clock time, so scores would depend on the machine's load: quality is measured
+        # without it (the typing replay measures what it does to latency).
+        settings.setdefault("speculation", {"time_budget_ms": 0, "invoked_time_budget_ms": 0})
         if max_tokens is not None:
             settings["max_tokens"] = max_tokens
         parsed = parse_settings(settings)
@@ -106,7 +112,7 @@ class Pipeline:
         await self.service.close()
 
     async def ours(self, task: Task) -> Generation:
-        from lsp_server.context import build_context
+        from lsp_server.context import Window, build_context
         from lsp_server.documents import Document
 
         uri = f"file:///bench/{task.suite}/{task.task_id.replace('/', '_')}"
@@ -114,7 +120,8 @@ class Pipeline:
         line = task.prefix.count("\n")
         character = len(task.prefix) - (task.prefix.rfind("\n") + 1)  # column 0 for every task (an empty line)
         context = build_context(document, line, character, "utf-32", policy=self.settings.multiline,
-                                indent_unit=self.settings.indent_unit)
+                                indent_unit=self.settings.indent_unit,
+                                window=Window.for_model(self.settings.engine.completion))
         started = time.perf_counter()
         suggestions = await self.service.generate(context)
         latency_ms = (time.perf_counter() - started) * 1000.0

@@ -18,6 +18,7 @@ The same files are replayed twice, each with a fresh server: our pipeline (shipp
     python3 -m bench.typing_replay                        # default files, default model, ours and naive
     python3 -m bench.typing_replay --smoke                # tiny test model, a few keystrokes
     python3 -m bench.typing_replay my_file.py --cps 8
+    python3 -m bench.typing_replay --user accepting --variant ours   # a user who accepts (bench/accepting_user.py)
 Writes JSON under bench/results/ (per-keystroke latencies included, for bench/plots.py)."""
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import statistics
 import sys
@@ -49,8 +49,17 @@ NAIVE_SETTINGS: dict[str, Any] = {
     "cacheSize": 0,
     "typingThroughMax": 0,
     "completion": {"stableClip": False},  # the prompt clipped afresh to the exact budget on each keystroke
+    # no prefetch, no joining of generations in flight, no time box
+    "speculation": {"prefetch": False, "reuseInflight": False, "timeBudgetMs": 0, "invokedTimeBudgetMs": 0},
 }
-VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS}
+#: Ours with none of issue 12's speculation (prefetch, joining generations in flight, the burst debounce, time box):
+#: the pipeline the accepting user's baseline was measured on, so that the comparison is one command.
+NOSPEC_SETTINGS: dict[str, Any] = {
+    "speculation": {"prefetch": False, "reuseInflight": False, "timeBudgetMs": 0, "invokedTimeBudgetMs": 0},
+}
+VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS, "nospec": NOSPEC_SETTINGS}
+#: Variants run when none is named, and the pair whose ratio the table shows.
+DEFAULT_VARIANTS = {"passive": ("ours", "naive"), "accepting": ("ours", "nospec")}
 
 SMOKE_KEYSTROKES = 12
 
@@ -263,7 +272,8 @@ def summarise(result: VariantResult) -> dict[str, Any]:
 def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | None]:
     keys = ("latency_ms_median", "latency_ms_p95", "model_calls_per_100_keystrokes", "prefilled_tokens_per_call",
             "prefilled_tokens_per_shown", "prefilled_tokens_total", "shown_per_100_keystrokes",
-            "first_line_exact_share")
+            "first_line_exact_share", "keystrokes_saved_share", "shown_per_100_actions",
+            "wrong_shown_per_100_actions", "model_calls_per_100_actions", "accept_to_next_ms_median")
     out: dict[str, float | None] = {}
     for key in keys:
         a, b = ours.get(key), naive.get(key)
@@ -431,20 +441,25 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
     result.requests.extend(records)
 
 
+def answer_item(future: Any, record: Any) -> Any | None:
+    """Note on `record` when (and whether successfully) a request was answered; the answer's first item."""
+    record.answered = time.perf_counter()
+    if future.cancelled():
+        record.error = "cancelled by the client"
+        return None
+    exc = future.exception()
+    if exc is not None:
+        record.error = f"{type(exc).__name__}: {exc}"
+        return None
+    items = _items(future.result())
+    return items[0] if items else None
+
+
 def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cursor: str):
     def done(future: Any) -> None:
-        record.answered = time.perf_counter()
-        if future.cancelled():
-            record.error = "cancelled by the client"
+        item = answer_item(future, record)
+        if item is None:
             return
-        exc = future.exception()
-        if exc is not None:
-            record.error = f"{type(exc).__name__}: {exc}"
-            return
-        items = _items(future.result())
-        if not items:
-            return
-        item = items[0]
         replaced = ""
         if item.range is not None and item.range.start.line == line:
             start_col = item.range.start.character
@@ -464,11 +479,15 @@ def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cu
 
 
 async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namespace,
-                      model_settings: dict[str, Any]) -> VariantResult:
+                      model_settings: dict[str, Any]) -> Any:
     from engine.config import merge
 
+    from .accepting_user import AcceptRun, replay_file_accepting
+
     settings = merge(model_settings, VARIANTS[variant])
-    result = VariantResult(variant=variant, settings=settings)
+    accepting = args.user == "accepting"
+    result: Any = (AcceptRun(variant=variant, settings=settings) if accepting
+                   else VariantResult(variant=variant, settings=settings))
     rc = ReplayClient(settings)
     await rc.start()
     try:
@@ -476,9 +495,13 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
         result.stats_before = await rc.stats()
         started = time.perf_counter()
         for index, path in enumerate(files):
-            await replay_file(rc, path, index, args, result)
+            if isinstance(result, AcceptRun):
+                await replay_file_accepting(rc, path, index, args, result)
+            else:
+                await replay_file(rc, path, index, args, result)
             if not args.quiet:
-                print(f"  {variant}: replayed {path.name} ({result.keystrokes} keystrokes so far, "
+                count = result.actions if isinstance(result, AcceptRun) else result.keystrokes
+                print(f"  {variant}: replayed {path.name} ({count} keystrokes so far, "
                       f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         result.seconds = time.perf_counter() - started
         result.stats_after = await rc.stats()
@@ -547,10 +570,14 @@ ROWS = (
 
 
 def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
+    from .accepting_user import ROWS_ACCEPTING
+
     names = list(summaries)
-    header = "| metric | " + " | ".join(names) + (" | ours / naive |" if ratio is not None else " |")
+    accepting = any(s.get("user") == "accepting" for s in summaries.values())
+    pair = " / ".join(names[:2])
+    header = "| metric | " + " | ".join(names) + (f" | {pair} |" if ratio is not None else " |")
     lines = [header, "|" + "---|" * (len(names) + 1 + (ratio is not None))]
-    for label, key, digits in ROWS:
+    for label, key, digits in (ROWS_ACCEPTING if accepting else ROWS):
         cells = [_fmt(summaries[n].get(key), digits) for n in names]
         tail = f" | {_fmt(ratio.get(key), 2)}" if ratio is not None else ""
         lines.append(f"| {label} | " + " | ".join(cells) + tail + " |")
@@ -560,7 +587,8 @@ def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | N
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python3 -m bench.typing_replay", description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help=f"source files to replay (default: {REPLAY_DIR})")
-    parser.add_argument("--variant", action="append", choices=list(VARIANTS), help="default: ours and naive")
+    parser.add_argument("--variant", action="append", choices=list(VARIANTS),
+                        help="default: ours and naive (passive user), ours and nospec (accepting user)")
     parser.add_argument("--cps", type=float, default=10.0, help="typing speed, characters per second (default 10)")
     parser.add_argument("--line-pause", type=float, default=1.0, help="seconds of pause after each Enter (default 1)")
     parser.add_argument("--max-keystrokes", type=int, default=200, help="keystrokes per file (default 200)")
@@ -576,6 +604,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="extra llama-server argument for both variants, e.g. --server-arg=--swa-full "
                              "(repeatable)")
+    parser.add_argument("--user", choices=("passive", "accepting"), default="passive",
+                        help="passive: types everything and only judges suggestions (default); accepting: accepts "
+                             "right suggestions, whole or word/line-wise (bench/accepting_user.py)")
+    parser.add_argument("--accept-pause", type=float, default=0.5,
+                        help="accepting user: seconds it reads the next suggestion after an accept (default 0.5)")
+    parser.add_argument("--min-accept", type=int, default=2,
+                        help="accepting user: fewest characters worth an accept (default 2)")
+    parser.add_argument("--no-report-shown", dest="report_shown", action="store_false",
+                        help="accepting user: do not send textDocument/didShowCompletion (as Neovim's plugin)")
     parser.add_argument("--client-cancel", action="store_true",
                         help="also send $/cancelRequest for the previous request (default: rely on the server)")
     parser.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the model to load")
@@ -597,16 +634,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     for path in files:
         if not path.is_file():
             raise FileNotFoundError(f"typing replay: file not found: {path}")
-    variants = args.variant or list(VARIANTS)
+    variants = args.variant or list(DEFAULT_VARIANTS[args.user])
     summaries: dict[str, dict[str, Any]] = {}
     raw: dict[str, Any] = {}
+    from .accepting_user import AcceptRun, summarise_accepting
+
     for variant in variants:
         result = await run_variant(variant, files, args, model_settings(args))
-        summaries[variant] = summarise(result)
-        raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                        "stats_after": result.stats_after,
-                        "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
-    ratio = ratios(summaries["ours"], summaries["naive"]) if {"ours", "naive"} <= set(summaries) else None
+        if isinstance(result, AcceptRun):
+            summaries[variant] = summarise_accepting(result)
+            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                            "stats_after": result.stats_after,
+                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests],
+                            "accepts": [asdict(a) for a in result.accepts]}
+        else:
+            summaries[variant] = summarise(result)
+            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                            "stats_after": result.stats_after,
+                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
+    ratio = ratios(summaries[variants[0]], summaries[variants[1]]) if len(variants) >= 2 else None
     return {
         "benchmark": "typing_replay",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -615,7 +661,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                    "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
                    "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
                    "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg),
-                   "max_prefix_tokens": args.max_prefix_tokens},
+                   "max_prefix_tokens": args.max_prefix_tokens, "user": args.user,
+                   "accept_pause": args.accept_pause, "min_accept": args.min_accept,
+                   "report_shown": args.report_shown},
         "summary": summaries,
         "ratios": ratio,
         "variants": raw,
@@ -628,7 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     output = args.output
     if output is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        tag = "smoke" if args.smoke else "full"
+        tag = ("smoke" if args.smoke else "full") + ("-accepting" if args.user == "accepting" else "")
         output = RESULTS_DIR / f"typing-{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=1))

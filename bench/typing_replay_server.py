@@ -91,13 +91,13 @@ def instrument() -> None:
     if getattr(original, "_bench_instrumented", False):
         return
 
-    async def complete(self, request, options, ready_timeout: float = 120.0):
+    async def complete(self, request, options, ready_timeout: float = 120.0, *args, **kwargs):
         if self not in _ENGINES:
             _ENGINES.append(self)
         COUNTERS.calls_started += 1
         started = time.perf_counter()
         try:
-            completion = await original(self, request, options, ready_timeout)
+            completion = await original(self, request, options, ready_timeout, *args, **kwargs)
         except asyncio.CancelledError:
             COUNTERS.calls_cancelled += 1
             raise
@@ -123,6 +123,8 @@ def build():
     async def on_stats(ls: Any, params: Any) -> dict[str, Any]:
         out: dict[str, Any] = asdict(COUNTERS)
         out["llama_server_metrics"] = await llama_server_metrics()
+        speculation = getattr(ls, "speculation_stats", None)
+        out["server"] = speculation() if callable(speculation) else {}
         return out
 
     return server

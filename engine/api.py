@@ -7,28 +7,47 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import TYPE_CHECKING, Callable
 
 from .config import EngineConfig, ModelConfig
-from .errors import BackendUnavailable, InfillError
-from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats
+from .errors import BackendError, BackendUnavailable, ConfigError, InfillError
+from .types import (Completion, CompletionOptions, CompletionRequest, StatusCallback,
+                    StatusEvent)
+
+if TYPE_CHECKING:  # imported when the engine starts: a remote backend never loads the local server's modules
+    from .code import CodeGeneration
+    from .local.server import LocalServer
+    from .streams import CompletionStream
+
+__all__ = ["Engine", "StatusCallback", "StatusEvent"]
 
 log = logging.getLogger(__name__)
 
-StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
 
+def check_config(config: EngineConfig) -> None:
+    """Check everything an engine start would reject, without starting anything: the language table, each model's
+    kind (known, and of the right role), endpoint, model name, API key and prompt template.
 
-@dataclass(frozen=True)
-class StatusEvent:
-    kind: StatusKind
-    message: str
-    detail: str | None = None
-    #: 0-100 while starting, when known.
-    percent: int | None = None
+    The LSP layer calls this when settings arrive, so a bad value is refused there, naming its key, while the
+    running engine keeps serving; otherwise it would surface only when the new engine fails to start."""
+    from .backends import resolve
+    from .languages import LanguageTable
+    from .prompt import PromptTemplate
 
-
-StatusCallback = Callable[[StatusEvent], None]
+    LanguageTable.load(config.languages)
+    for role in ("completion", "chat", "embedding"):
+        cfg: ModelConfig | None = getattr(config, role)
+        if cfg is None:
+            continue
+        if cfg.kind != "local":  # "local" is checked when llama-server starts
+            resolve(cfg, role, role)
+        if role == "completion":
+            try:
+                PromptTemplate.from_setting(cfg.prompt_template)
+            except ConfigError:
+                raise
+            except ValueError as exc:
+                raise ConfigError(f"{role}.prompt_template", str(exc).removeprefix("prompt_template: ")) from None
 
 
 class Engine:
@@ -43,8 +62,8 @@ class Engine:
         self._ready = asyncio.Event()
         self._start_task: asyncio.Task | None = None
         self._start_error: BaseException | None = None
-        self._local = None  # engine.local.server.LocalServer when kind == "local"
-        self._generation = None  # engine.code.CodeGeneration
+        self._local: LocalServer | None = None  # when kind == "local"
+        self._generation: CodeGeneration | None = None
         self.status = StatusEvent("starting", "Infill is starting")
 
     def _emit(self, event: StatusEvent) -> None:
@@ -68,6 +87,7 @@ class Engine:
             languages = LanguageTable.load(self.config.languages)
             self._emit(StatusEvent("starting", f"Starting the {cfg.kind} completion backend", percent=0))
             count_tokens = None
+            stream: CompletionStream
             if cfg.kind == "local":
                 from .local.server import start_local_server
 
@@ -79,7 +99,14 @@ class Engine:
                 from .backends import create_completion_stream
 
                 stream = create_completion_stream(cfg)
-                template = PromptTemplate.from_setting(cfg.prompt_template)
+                if cfg.prompt_template is None and getattr(stream, "native_fim", False):
+                    # No template set and the API takes `prompt` + `suffix` itself: send the suffix natively.
+                    template = PromptTemplate.native_fim()
+                else:
+                    template = PromptTemplate.from_setting(cfg.prompt_template)
+                    if template.prefix_only:
+                        log.warning("kind %s takes a templated prompt and no prompt_template with {suffix} is set: "
+                                    "completing from the text before the cursor only", cfg.kind)
             self._generation = CodeGeneration(
                 stream, template, languages, count_tokens=count_tokens,
                 max_prefix_tokens=cfg.max_prefix_tokens, max_suffix_tokens=cfg.max_suffix_tokens,
@@ -108,10 +135,45 @@ class Engine:
             raise BackendUnavailable("llama-server", self._local.failed_reason)
 
     async def complete(self, request: CompletionRequest, options: CompletionOptions,
-                       ready_timeout: float = 120.0) -> Completion:
+                       ready_timeout: float = 120.0, deadline: float | None = None,
+                       on_text: Callable[[str], None] | None = None) -> Completion:
+        """`deadline`: seconds the generation may take once the model is ready (None: no limit). `on_text`: called
+        with the text so far each time it grows."""
         await self.wait_ready(ready_timeout)
         assert self._generation is not None
-        return await self._generation.generate(request, options)
+        return await self._generation.generate(request, options, deadline, on_text)
+
+    async def warm(self, request: CompletionRequest) -> bool:
+        """Prefill the request's context into the model server's cache when the engine is ready (never waits)."""
+        if self._generation is None or not self._ready.is_set():
+            return False
+        return await self._generation.warm(request)
+
+    async def complete_choices(self, request: CompletionRequest, options: CompletionOptions, count: int,
+                               ready_timeout: float = 120.0) -> list[Completion] | None:
+        """Several completions from one prefill where the backend supports it (llama-server `n_cmpl`, at most
+        one per slot of Infill's own server); None otherwise (or when the server refuses), so the caller falls
+        back to separate requests."""
+        await self.wait_ready(ready_timeout)
+        assert self._generation is not None
+        if self._local is not None:
+            count = min(count, self._local.supervisor.settings.parallel)
+        try:
+            return await self._generation.generate_choices(request, options, count)
+        except BackendError as exc:
+            if exc.status != 400:  # 400: an older server without n_cmpl, or more choices than slots
+                raise
+            log.info("several choices from one prefill refused (%s): separate requests", exc)
+            return None
+
+    @property
+    def speculative_slot(self) -> int | None:
+        """The llama-server slot kept for speculative requests: the last one of Infill's own server when it has
+        more than one (`local.parallel`), so that they never take the slot holding the user's prompt cache."""
+        if self._local is None:
+            return None
+        parallel = self._local.supervisor.settings.parallel
+        return parallel - 1 if parallel >= 2 else None
 
     @property
     def generation(self):

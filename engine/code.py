@@ -5,15 +5,38 @@ generating for that request at once."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Iterable
+from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 from .decoding import StopCondition, first_stop
+from .errors import DeadlineExceeded
 from .languages import LanguageTable, default_sentinels
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
+from .timebox import TimeBox
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
+from .validation import check_stop_words, check_token_budget
+
+#: The stream is closed after this many chunks per requested token (plus CHUNK_SLACK), whatever the server does:
+#: a server that ignores `max_tokens` (or streams for ever) must not hold a request or a slot.
+CHUNKS_PER_TOKEN = 2
+CHUNK_SLACK = 16
+#: ... and after this many characters per requested token (a server sending huge chunks).
+CHARS_PER_TOKEN_CAP = 32
+
+
+@contextlib.asynccontextmanager
+async def closing(stream: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str]]:
+    """Like `contextlib.aclosing`, but the close survives a second cancellation (a request superseded while its
+    deadline fires, or cancelled by the client too): cut short, it would leave the HTTP response open and the model
+    server generating into a connection nobody reads."""
+    try:
+        yield stream
+    finally:
+        await asyncio.shield(stream.aclose())  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -25,31 +48,32 @@ class _Run:
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
     sentinels: frozenset[str] = frozenset()
+    timebox: TimeBox | None = None
 
     @property
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
             return StopReason.END_SENTINEL if self.stop.stop_word in self.sentinels else StopReason.STOP_WORD
-        return StopReason.TOKEN_LIMIT if self.stats.hit_token_limit else StopReason.END_OF_STREAM
+        if self.timebox is not None and self.timebox.expired:
+            return StopReason.TIME_BUDGET
+        if self.stats.hit_token_limit or self.stats.hit_deadline:
+            return StopReason.TOKEN_LIMIT
+        return StopReason.END_OF_STREAM
 
 
 class CodeGeneration:
     def __init__(self, stream: CompletionStream, template: PromptTemplate, languages: LanguageTable, *,
                  count_tokens: CountTokens | None = None, max_prefix_tokens: int = 1024,
                  max_suffix_tokens: int = 256, stable_clip: bool = True, extra_stop_words: Iterable[str] = ()):
-        extra = tuple(extra_stop_words)
-        if any(w == "" for w in extra):
-            raise ValueError("additional_stop_words must not contain an empty string")
-        if max_prefix_tokens < 0 or max_suffix_tokens < 0:
-            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
         self.stream = stream
         self.template = template
         self.languages = languages
         self.count_tokens = count_tokens
-        self.max_prefix_tokens = max_prefix_tokens
-        self.max_suffix_tokens = max_suffix_tokens
+        self.max_prefix_tokens = check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+        self.max_suffix_tokens = check_token_budget(max_suffix_tokens, "max_suffix_tokens")
         self.stable_clip = stable_clip
-        self.extra_stop_words = extra
+        self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
+        self.clock = time.monotonic  # the time box's clock (tests replace it)
 
     def stop_words(self, language_id: str, options: CompletionOptions, sees_suffix: bool = False) -> tuple[str, ...]:
         """The language's stop words, the template's end sentinels, the model's and the request's extra words.
@@ -64,6 +88,10 @@ class CodeGeneration:
         words = (*language_words, *self.template.stop_words, *self.extra_stop_words, *options.stop_words)
         return tuple(dict.fromkeys(words))
 
+    def _sentinels(self) -> frozenset[str]:
+        """The words that are the model's own end (END_SENTINEL when one stops it), not a stop word's cut."""
+        return frozenset(default_sentinels() + tuple(self.template.stop_words))
+
     @property
     def sees_suffix(self) -> bool:
         return not self.template.prefix_only
@@ -71,34 +99,69 @@ class CodeGeneration:
     async def _start(self, request: CompletionRequest) -> _Run:
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
                                     max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens,
-                                    stable_clip=self.stable_clip)
+                                    stable_clip=self.stable_clip,
+                                    line_comment=self.languages.lookup(request.language).line_comment,
+                                    native_context=bool(getattr(self.stream, "native_context", False)))
         return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
 
-    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncIterator[str]:
+    async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
         run.stop = stop = StopCondition(words, prefix_tail=run.prompt.prefix)
-        run.sentinels = frozenset(default_sentinels() + self.template.stop_words)
-        async with contextlib.aclosing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
+        run.sentinels = self._sentinels()
+        max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
+        max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
+        count = chars = 0
+        run.timebox = timebox = TimeBox(options.time_budget_ms, self.clock)
+        async with closing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
-                piece = stop.feed(chunk)
+                count += 1
+                chars += len(chunk)
+                if chars > max_chars:
+                    chunk = chunk[:len(chunk) - (chars - max_chars)]
+                piece, over = timebox.cut(stop.feed(chunk))
                 if piece:
                     yield piece
-                if stop.stopped:
+                if stop.stopped or over:
                     return  # leaving the block closes the stream, which cancels the request
-        piece = stop.finish()
+                if count >= max_chunks or chars >= max_chars:
+                    run.stats.hit_token_limit = True  # the client-side cap: the server went on past max_tokens
+                    break
+        piece, _ = timebox.cut(stop.finish())
         if piece:
             yield piece
 
-    async def generate(self, request: CompletionRequest, options: CompletionOptions) -> Completion:
+    async def generate(self, request: CompletionRequest, options: CompletionOptions,
+                       deadline: float | None = None, on_text: Callable[[str], None] | None = None) -> Completion:
+        """`deadline` (seconds) ends the generation however the server behaves (a trickling or endless stream):
+        the text so far is the completion; with no text at all it is an error naming the setting.
+
+        `on_text` is called with the text so far (LF line endings) each time it grows, so a caller can tell early
+        whether a generation still fits what the user has typed meanwhile."""
         run = await self._start(request)
         if options.mode == "next_edit_suggestion":
-            text = await generate_sync(self.stream, run.prompt, options, run.stats)
+            try:
+                text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
+            except asyncio.TimeoutError:
+                raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                                   ) from None
         else:
-            parts = []
-            async with contextlib.aclosing(self._pieces(run, options)) as pieces:
-                async for piece in pieces:
-                    parts.append(piece)
+            parts: list[str] = []
+
+            async def read() -> None:
+                async with contextlib.aclosing(self._pieces(run, options)) as pieces:
+                    async for piece in pieces:
+                        parts.append(piece)
+                        if on_text is not None:
+                            on_text("".join(parts))
+
+            try:
+                await asyncio.wait_for(read(), deadline)
+            except asyncio.TimeoutError:
+                run.stats.hit_deadline = True
+                if not "".join(parts):
+                    raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
+                                       ) from None
             text = "".join(parts)
             text = self._deferred_stop(run, text)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
@@ -106,8 +169,9 @@ class CodeGeneration:
 
     def _deferred_stop(self, run: _Run, text: str) -> str:
         """A model that saw the suffix but ran into the token limit did not find the hole's end: the language's
-        stop words it was spared (see `stop_words`) apply after all, as they would to a prefix-only model."""
-        if run.prompt.suffix is None or run.stop_reason is not StopReason.TOKEN_LIMIT:
+        stop words it was spared (see `stop_words`) apply after all, as they would to a prefix-only model. So do they
+        when the time box (or the deadline) ended it: it did not end by itself either."""
+        if run.prompt.suffix is None or run.stop_reason not in (StopReason.TOKEN_LIMIT, StopReason.TIME_BUDGET):
             return text
         words = self.languages.lookup(run.prompt.language).stop_words()
         cut, word = first_stop(text, words, prefix_tail=run.prompt.prefix)
@@ -116,7 +180,29 @@ class CodeGeneration:
             run.stop.stopped, run.stop.stop_word = True, word
         return cut
 
-    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncIterator[str]:
+    async def generate_choices(self, request: CompletionRequest, options: CompletionOptions,
+                               count: int) -> list[Completion] | None:
+        """`count` completions from one prefill when the backend can (llama-server's `n_cmpl`); None when it
+        cannot, and the caller makes separate requests. Each text gets the same stop rules as a streamed one."""
+        choices = getattr(self.stream, "generate_choices", None)
+        if choices is None or count < 2 or options.mode != "standard":
+            return None
+        run = await self._start(request)
+        texts = await choices(run.prompt, options, count, run.stats)
+        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        sentinels = self._sentinels()
+        out = []
+        for raw in texts:
+            stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+            text = stop.feed(raw) + ("" if stop.stopped else stop.finish())
+            one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=stop, sentinels=sentinels)
+            text = self._deferred_stop(one, text)
+            out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=one.stop_reason,
+                                  stats=run.stats, prompt=run.prompt,
+                                  stop_word=one.stop.stop_word if one.stop is not None else None))
+        return out
+
+    async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
 
         Standard mode only: a next-edit suggestion is meaningful only when complete, so it comes as one item."""
@@ -129,6 +215,17 @@ class CodeGeneration:
             async for piece in pieces:
                 text += piece
                 yield restore_line_endings(text, run.crlf)
+
+    async def warm(self, request: CompletionRequest) -> bool:
+        """Have the model server prefill the prompt's beginning (the context block) without generating, so the next
+        request's prefill is only what changed. Only backends that can (llama-server) do it; returns whether one was
+        sent."""
+        warm = getattr(self.stream, "warm", None)
+        if warm is None or not request.context:
+            return False
+        run = await self._start(request)
+        await warm(run.prompt)
+        return True
 
     async def close(self) -> None:
         await self.stream.close()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .errors import ConfigError
+from .validation import check_stop_words, check_token_budget
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Generic dict → dataclass conversion
@@ -59,7 +60,7 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
         if value in args:
             return value
         raise ConfigError(key, f"expected {_type_name(tp)}, got {value!r}")
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         if isinstance(value, tp):
             return value
         if not isinstance(value, Mapping):
@@ -177,6 +178,13 @@ class LocalServerSettings:
     #: Keep a full-size cache for sliding-window-attention models (Gemma 3). Without it llama-server cannot reuse
     #: the cached prompt after a request was cancelled during its prefill, which is what typing does all the time.
     swa_full: bool = True
+    #: `--cache-reuse N`: reuse cached chunks of at least N tokens by shifting them (llama.cpp PR #9866), so a
+    #: context block that changed in the middle does not cost a full prefill of what follows. 0 turns it off.
+    cache_reuse: int = 256
+    #: `-b`: llama-server's `/infill` keeps at most n_ctx(slot) - batch - 2·n_predict tokens of `input_extra` (other
+    #: files) and at most 3/4 of a batch of prefix, so the default batch (2048 = a whole 2048-token slot) silently
+    #: drops all context. 0 picks 11/16 of a slot (1408 of 2048: prefix ≤ 1056, room for ~500 context tokens).
+    batch_size: int = 0
     start_timeout: float = 120.0
     extra_args: tuple[str, ...] = ()
 
@@ -185,6 +193,10 @@ class LocalServerSettings:
             raise ValueError("parallel must be at least 1")
         if self.ctx_size < 256:
             raise ValueError("ctx_size must be at least 256")
+        if self.cache_reuse < 0:
+            raise ValueError("cache_reuse must not be negative")
+        if self.batch_size < 0:
+            raise ValueError("batch_size must not be negative")
         if self.start_timeout <= 0:
             raise ValueError("start_timeout must be a positive number of seconds")
 
@@ -215,10 +227,9 @@ class ModelConfig:
     local: LocalServerSettings = field(default_factory=LocalServerSettings)
 
     def __post_init__(self) -> None:
-        if self.max_prefix_tokens < 0 or self.max_suffix_tokens < 0:
-            raise ValueError("max_prefix_tokens and max_suffix_tokens must not be negative")
-        if any(w == "" for w in self.additional_stop_words):
-            raise ValueError("additional_stop_words must not contain an empty string")
+        check_token_budget(self.max_prefix_tokens, "max_prefix_tokens")
+        check_token_budget(self.max_suffix_tokens, "max_suffix_tokens")
+        check_stop_words(self.additional_stop_words, "additional_stop_words")
         if self.rate_limit_rpm is not None and self.rate_limit_rpm <= 0:
             raise ValueError("rate_limit_rpm must be a positive integer")
 

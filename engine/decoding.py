@@ -1,9 +1,9 @@
 """Stop words, checked while the completion streams in.
 
-Two pitfalls of the usual design are avoided (see shared/notes/anchors.md): checking only the end of the text after
-each chunk misses a stop word followed by more text in the same chunk, and re-reversing the whole text per chunk makes
-every chunk cost more than the last. Here each chunk is scanned once, together with the few characters held back from
-the previous one, so the cost per chunk depends on the chunk and on the longest stop word only.
+Two pitfalls of the usual design are avoided: checking only the end of the text after each chunk misses a stop word
+followed by more text in the same chunk, and re-reversing the whole text per chunk makes every chunk cost more than the
+last. Here each chunk is scanned once, together with the few characters held back from the previous one, so the cost per
+chunk depends on the chunk and on the longest stop word only.
 
 `stop_trie` keeps the classic representation (stop words reversed into a pygtrie trie, as Tabby does), used where the
 question is "does the text end with a stop word". The streaming matcher compiles the same words into one regular
@@ -21,17 +21,11 @@ from typing import Iterable
 
 import pygtrie
 
+from .validation import check_stop_words
+
 
 def _validated(words: Iterable[str]) -> frozenset[str]:
-    if isinstance(words, str):
-        raise ValueError(f"stop_words must be a list of strings, got the string {words!r}")
-    out = frozenset(words)
-    for word in out:
-        if not isinstance(word, str):
-            raise ValueError(f"stop_words must hold strings, got {word!r}")
-        if word == "":
-            raise ValueError("stop_words must not contain an empty string")
-    return out
+    return frozenset(check_stop_words(words))
 
 
 @functools.lru_cache(maxsize=256)

@@ -30,6 +30,10 @@ class BackendError(InfillError):
         super().__init__(f"{vendor}{detail}: {message}{tail}")
 
 
+class DeadlineExceeded(BackendError):
+    """The generation produced nothing before the caller's deadline (setting `request_timeout`)."""
+
+
 class BackendUnavailable(BackendError):
     """The backend cannot serve requests now (still starting past its deadline, crashed too often, no binary)."""
 

@@ -9,16 +9,13 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import PurePath
 from typing import Any, Iterator, Mapping
 
 from .config import LanguageOverride, from_dict
 from .errors import ConfigError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from .tomlfiles import read_packaged
+from .validation import InvalidValue, check_stop_words
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +80,16 @@ def _check_words(values: Any, key: str) -> tuple[str, ...]:
             raise ConfigError(f"{key}[{i}]", f"expected a string, got {value!r}")
         if value == "":
             raise ConfigError(f"{key}[{i}]", "must not be empty")
-        if value.strip() == "" and not key.endswith("extra_stop_words"):
+        if value.strip() == "":
             raise ConfigError(f"{key}[{i}]", "must not be blank")
     return tuple(values)
+
+
+def _check_stop_words(values: Any, key: str) -> tuple[str, ...]:
+    try:
+        return check_stop_words(values, key)
+    except InvalidValue as exc:
+        raise ConfigError(exc.key, exc.problem) from None
 
 
 def _language_from_override(name: str, override: LanguageOverride, key: str) -> Language:
@@ -99,7 +103,7 @@ def _language_from_override(name: str, override: LanguageOverride, key: str) -> 
         aliases=_check_words(override.aliases, f"{key}.aliases"),
         line_comment=comment,
         top_level_keywords=_check_words(override.top_level_keywords, f"{key}.top_level_keywords"),
-        extra_stop_words=_check_words(override.extra_stop_words, f"{key}.extra_stop_words"),
+        extra_stop_words=_check_stop_words(override.extra_stop_words, f"{key}.extra_stop_words"),
     )
 
 
@@ -117,8 +121,7 @@ def _merge(base: Language, override: LanguageOverride, key: str) -> Language:
 
 
 def _read_packaged() -> dict[str, Any]:
-    text = resources.files("engine").joinpath(TABLE_FILE).read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_packaged("engine", TABLE_FILE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,6 +137,16 @@ def default_stop_words() -> tuple[str, ...]:
 def default_sentinels() -> tuple[str, ...]:
     """The end, FIM and chat sentinels of common models: a model that writes one has ended its answer."""
     return tuple(_defaults().sentinels)
+
+
+@functools.lru_cache(maxsize=1)
+def _file_extensions() -> dict[str, str]:
+    return {ext.lower(): language_id for ext, language_id in _read_packaged().get("file_extensions", {}).items()}
+
+
+def language_id_for_path(path: str | PurePath) -> str:
+    """The LSP languageId of a file from its extension (the table's `file_extensions`); "plaintext" when unknown."""
+    return _file_extensions().get(PurePath(path).suffix.lower(), "plaintext")
 
 
 def _packaged_languages() -> list[Language]:
@@ -171,14 +184,16 @@ class LanguageTable:
         table._build_index()
         return table
 
-    def _apply(self, name: str, override: LanguageOverride | Mapping[str, Any]) -> None:
+    def _apply(self, name: str, given: LanguageOverride | Mapping[str, Any]) -> None:
         key = f"languages.{name}"
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("languages", f"a language name must be a non-empty string, got {name!r}")
-        if not isinstance(override, LanguageOverride):
-            if not isinstance(override, Mapping):
-                raise ConfigError(key, f"expected a table, got {override!r}")
-            override = from_dict(LanguageOverride, override, key)
+        if isinstance(given, LanguageOverride):
+            override = given
+        elif isinstance(given, Mapping):
+            override = from_dict(LanguageOverride, given, key)
+        else:
+            raise ConfigError(key, f"expected a table, got {given!r}")
         existing = self._find(name)
         if existing is not None:
             updated = _merge(existing, override, key)

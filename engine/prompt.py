@@ -1,9 +1,9 @@
 """Fill-in-the-middle prompts: templates by model family, per-side clipping, line endings.
 
 The prefix and the suffix are clipped separately and before templating, so the template's markers are never cut off
-(anchors pitfall 1). Clip points sit on line starts taken from a fixed grid of positions, so while the user types at
-the end of the prefix the beginning of the prompt stays the same for many keystrokes and the model server can reuse
-its prompt cache."""
+(clipping the finished prompt to a budget can cut the FIM marker that opens it). Clip points sit on line starts taken
+from a fixed grid of positions, so while the user types at the end of the prefix the beginning of the prompt stays the
+same for many keystrokes and the model server can reuse its prompt cache."""
 
 from __future__ import annotations
 
@@ -13,15 +13,11 @@ import logging
 import re
 import unicodedata
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any, Awaitable, Callable
 
-from .types import CompletionRequest, Prompt
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from .tomlfiles import read_packaged
+from .types import CompletionRequest, ContextSnippet, Prompt
+from .validation import check_stop_words, check_token_budget
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +35,9 @@ PLACEHOLDERS = ("prefix", "suffix", "filepath", "language")
 _PLACEHOLDER = re.compile(r"\{(prefix|suffix|filepath|language)\}")
 _ANY_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PREFIX_ONLY_NAMES = ("prefix-only", "none")
+#: The template of a backend that applies the model's FIM tokens itself (llama.cpp /infill, OpenAI-style `suffix`,
+#: Codestral FIM, Ollama `suffix`): it takes the clipped prefix and suffix as they are.
+NATIVE_FIM = "native-fim"
 SETTING = "prompt_template"
 
 
@@ -49,8 +48,7 @@ SETTING = "prompt_template"
 @functools.lru_cache(maxsize=1)
 def families() -> dict[str, dict[str, Any]]:
     """The packaged templates by family name (engine/templates.toml)."""
-    text = resources.files("engine").joinpath("templates.toml").read_text(encoding="utf-8")
-    return tomllib.loads(text)
+    return read_packaged("engine", "templates.toml")
 
 
 def _family_index() -> dict[str, str]:
@@ -62,19 +60,31 @@ def _family_index() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class RepoForm:
+    """A family's repository-level prompt form (templates.toml `[family.repo]`): `header` once (with `{repo}`), then
+    `file` per snippet (`{filename}`, `{text}`), then `current` (`{filepath}`) right before the FIM template."""
+
+    header: str
+    file: str
+    current: str
+
+
+@dataclass(frozen=True)
 class PromptTemplate:
-    """A FIM template. `template` None means prefix-only: the model just continues the prefix."""
+    """A FIM template. `template` None means prefix-only: the model just continues the prefix.
+
+    `repo`: the family's repository-level form for snippets from other files; None → labelled comment blocks."""
 
     name: str
     template: str | None = None
     stop_words: tuple[str, ...] = ()
+    repo: RepoForm | None = None
 
     def __post_init__(self) -> None:
         if self.template is not None:
             _check_template(self.template)
-        if any(not isinstance(w, str) or w == "" for w in self.stop_words):
-            raise ValueError(f"{SETTING} {self.name!r}: stop words must be non-empty strings")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        words = check_stop_words(self.stop_words, f"{SETTING} {self.name!r}: stop_words")
+        object.__setattr__(self, "stop_words", words)
 
     @classmethod
     def from_setting(cls, value: str | None) -> "PromptTemplate":
@@ -94,7 +104,14 @@ class PromptTemplate:
             raise ValueError(f"{SETTING}: unknown template family {value!r} (known: {known}; or give a template "
                              "string containing {prefix} and {suffix})")
         entry = families()[family]
-        return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())))
+        repo = entry.get("repo")
+        return cls(name=family, template=entry["template"], stop_words=tuple(entry.get("stop_words", ())),
+                   repo=RepoForm(repo["header"], repo["file"], repo["current"]) if repo else None)
+
+    @classmethod
+    def native_fim(cls) -> "PromptTemplate":
+        """For a backend that takes `prefix` and `suffix` apart; `render` only matters for logs."""
+        return cls(name=NATIVE_FIM, template="{prefix}{suffix}")
 
     @property
     def prefix_only(self) -> bool:
@@ -123,13 +140,6 @@ def _check_template(template: str) -> None:
 
 async def _count_chars(text: str) -> int:
     return len(text)
-
-
-def _check_budget(budget: int, setting: str) -> None:
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        raise ValueError(f"{setting} must be an integer, got {budget!r}")
-    if budget < 0:
-        raise ValueError(f"{setting} must not be negative, got {budget}")
 
 
 def _step(budget: int, count_tokens: CountTokens | None, stable: bool) -> int:
@@ -179,7 +189,7 @@ async def _fits_whole(text: str, budget: int, count_tokens: CountTokens | None) 
         return len(text) <= budget
     # Every token covers at least one byte, so a text of at most `budget` bytes fits without asking the tokenizer
     # (an HTTP round trip to llama-server on every keystroke otherwise).
-    if len(text) <= budget and len(text.encode("utf-8")) <= budget:
+    if len(text) <= budget and len(text.encode("utf-8", "surrogatepass")) <= budget:
         return True
     # A text of more than MAX_CHARS_PER_TOKEN characters per budget token is taken not to fit: no tokenizer call.
     return len(text) <= budget * MAX_CHARS_PER_TOKEN and await count_tokens(text) <= budget
@@ -200,7 +210,7 @@ async def clip_prefix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_prefix_tokens", stable: bool = True) -> str:
     """Keep the end of `text` within `budget` (tokens with `count_tokens`, else characters), cut at a line start
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -224,7 +234,7 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
                       setting: str = "max_suffix_tokens", stable: bool = True) -> str:
     """Keep the start of `text` within `budget` (tokens with `count_tokens`, else characters), cut after a line end
     (`stable=False`: wherever the exact budget ends)."""
-    _check_budget(budget, setting)
+    check_token_budget(budget, setting)
     if budget == 0 or not text:
         return ""
     if await _fits_whole(text, budget, count_tokens):
@@ -240,6 +250,69 @@ async def clip_suffix(text: str, budget: int, count_tokens: CountTokens | None =
 
     first = max(0, last - (chars_cap // step + 1))
     return text[:_end_cut(text, last - await _smallest_fitting(first, last, fits), step)]
+
+
+@dataclass(frozen=True)
+class ClipWindow:
+    """How much text around the cursor the clipping can keep, so that a caller can hand over a window instead of the
+    whole document (a keystroke then costs the same in a 2 MB file as in a 5 KB one)."""
+
+    #: Characters before the cursor: with a tokenizer at most MAX_CHARS_PER_TOKEN per budget token are kept, plus
+    #: two grid steps so the search never reaches the window's first grid point.
+    before: int
+    #: Characters after the cursor, likewise (+1: a cut looks one character past its grid point).
+    after: int
+    #: The prefix's grid step. A window starting on a multiple of it has its clip points where the whole text has
+    #: them (for text without CRLF, which `to_lf` shortens), so the prompt is the same, and typing moves the start
+    #: only once per `align` characters.
+    align: int
+
+
+def clip_window(max_prefix_tokens: int, max_suffix_tokens: int) -> ClipWindow:
+    """The window `build_prompt` needs for these budgets (see ClipWindow)."""
+    prefix_step = _step(max_prefix_tokens * CHARS_PER_TOKEN, None, True)
+    suffix_step = _step(max_suffix_tokens * CHARS_PER_TOKEN, None, True)
+    return ClipWindow(before=max_prefix_tokens * MAX_CHARS_PER_TOKEN + 2 * prefix_step,
+                      after=max_suffix_tokens * MAX_CHARS_PER_TOKEN + 2 * suffix_step + 1, align=prefix_step)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Context from other files
+
+
+def comment_blocks(snippets: tuple[ContextSnippet, ...], line_comment: str | None, current: str | None) -> str:
+    """Snippets as path-labelled blocks in the language's comment syntax, for the top of the prefix:
+
+        # Path: pkg/util.py
+        <code>
+        # Path: pkg/main.py          (the current file, so the model knows where the prefix starts)
+
+    The code stays verbatim (commenting every line would make the model copy it less faithfully). Languages without
+    a line comment get no blocks: text that is not valid there would be worse than none."""
+    if not snippets or not line_comment:
+        return ""
+    parts = [f"{line_comment} Path: {s.filename}\n{_with_newline(s.text)}" for s in snippets]
+    if current:
+        parts.append(f"{line_comment} Path: {current}\n")
+    return "".join(parts)
+
+
+def repo_blocks(snippets: tuple[ContextSnippet, ...], form: RepoForm, repo: str, current: str | None) -> str:
+    """The family's repository-level form (Qwen2.5-Coder `<|repo_name|>`/`<|file_sep|>`, StarCoder2 …)."""
+    if not snippets:
+        return ""
+    head = _fill(form.header, {"repo": repo or "workspace"})
+    files = "".join(_fill(form.file, {"filename": s.filename, "text": _with_newline(s.text)}) for s in snippets)
+    return head + files + _fill(form.current, {"filepath": current or ""})
+
+
+def _fill(form: str, values: dict[str, str]) -> str:
+    """One pass, so a value that looks like a placeholder stays as it is."""
+    return _ANY_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), form)
+
+
+def _with_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -268,21 +341,37 @@ def restore_line_endings(completion: str, crlf: bool) -> str:
 
 async def build_prompt(request: CompletionRequest, template: PromptTemplate, *, max_prefix_tokens: int,
                        max_suffix_tokens: int, count_tokens: CountTokens | None = None,
-                       stable_clip: bool = True) -> Prompt:
+                       stable_clip: bool = True, line_comment: str | None = None,
+                       native_context: bool = False) -> Prompt:
     """Clip both sides (LF line endings), then template. Budgets are tokens; without a tokenizer, CHARS_PER_TOKEN
-    characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip)."""
-    _check_budget(max_prefix_tokens, "max_prefix_tokens")
-    _check_budget(max_suffix_tokens, "max_suffix_tokens")
+    characters per token. `stable_clip=False` clips to the exact budget (see ModelConfig.stable_clip).
+
+    The request's context snippets (already budgeted by the caller) go first, so that they form a stable prompt
+    beginning: the family's repository form when the template has one, else path-labelled blocks in
+    `line_comment`'s syntax. `native_context`: the backend sends them itself (llama-server `/infill` input_extra)."""
+    check_token_budget(max_prefix_tokens, "max_prefix_tokens")
+    check_token_budget(max_suffix_tokens, "max_suffix_tokens")
     if count_tokens is not None:
         try:
-            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip)
+            return await _build(request, template, max_prefix_tokens, max_suffix_tokens, count_tokens, stable_clip,
+                                line_comment, native_context)
         except Exception as exc:  # a completion clipped by characters beats no completion
             log.warning("counting tokens failed (%s); clipping the prompt by characters instead", exc)
-    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None, stable_clip)
+    return await _build(request, template, max_prefix_tokens, max_suffix_tokens, None, stable_clip, line_comment,
+                        native_context)
+
+
+def render_context(request: CompletionRequest, template: PromptTemplate, line_comment: str | None) -> str:
+    """The text put before the templated prompt for the request's snippets ("" without any)."""
+    current = request.relative_path or request.filepath
+    if template.repo is not None:
+        return repo_blocks(request.context, template.repo, request.repo, current)
+    return comment_blocks(request.context, line_comment, current)
 
 
 async def _build(request: CompletionRequest, template: PromptTemplate, max_prefix_tokens: int,
-                 max_suffix_tokens: int, count_tokens: CountTokens | None, stable_clip: bool) -> Prompt:
+                 max_suffix_tokens: int, count_tokens: CountTokens | None, stable_clip: bool,
+                 line_comment: str | None = None, native_context: bool = False) -> Prompt:
     scale = 1 if count_tokens is not None else CHARS_PER_TOKEN
     prefix_task = clip_prefix(to_lf(request.prefix), max_prefix_tokens * scale, count_tokens, stable=stable_clip)
     if template.prefix_only:
@@ -290,5 +379,16 @@ async def _build(request: CompletionRequest, template: PromptTemplate, max_prefi
     else:
         suffix_task = clip_suffix(to_lf(request.suffix), max_suffix_tokens * scale, count_tokens, stable=stable_clip)
         prefix, suffix = await asyncio.gather(prefix_task, suffix_task)
-    text = template.render(prefix, suffix or "", filepath=request.filepath, language=request.language)
-    return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)
+    render = functools.partial(template.render, filepath=request.filepath, language=request.language)
+    if not request.context:
+        text = render(prefix, suffix or "")
+        return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath)
+    block = comment_blocks(request.context, line_comment, request.relative_path or request.filepath)
+    if native_context:  # the backend sends the snippets in its own field
+        text = render(prefix, suffix or "")
+    elif template.repo is not None:
+        text = render_context(request, template, line_comment) + render(prefix, suffix or "")
+    else:  # at the top of the prefix, inside the FIM markers
+        text = render(block + prefix, suffix or "")
+    return Prompt(text=text, prefix=prefix, suffix=suffix, language=request.language, filepath=request.filepath,
+                  context=request.context, context_block=block)

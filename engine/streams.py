@@ -7,7 +7,7 @@ Callers should wrap iteration in ``contextlib.aclosing`` so that happens at once
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncIterator, Callable, Protocol, Sequence, runtime_checkable
+from typing import AsyncGenerator, Callable, Protocol, Sequence, runtime_checkable
 
 from .types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
 
@@ -22,7 +22,7 @@ class CompletionStream(Protocol):
     native_fim: bool
 
     def generate(self, prompt: Prompt, options: CompletionOptions,
-                 stats: GenerationStats | None = None) -> AsyncIterator[str]: ...
+                 stats: GenerationStats | None = None) -> AsyncGenerator[str, None]: ...
 
     async def close(self) -> None: ...
 
@@ -39,7 +39,7 @@ async def generate_sync(stream: CompletionStream, prompt: Prompt, options: Compl
 
 @runtime_checkable
 class ChatCompletionStream(Protocol):
-    def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]: ...
+    def chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]: ...
 
     async def close(self) -> None: ...
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import enum
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
+
+from .validation import check_stop_words
 
 Mode = Literal["standard", "next_edit_suggestion"]
 MODES: tuple[str, ...] = ("standard", "next_edit_suggestion")
@@ -27,6 +29,12 @@ class CompletionOptions:
     presence_penalty: float = 0.0
     stop_words: tuple[str, ...] = ()
     mode: Mode = "standard"
+    #: After this many milliseconds of generation the completion ends at the next line break, so a suggestion
+    #: arrives within a bound (llama-server's `t_max_predict_ms`, and a client-side cut for every backend).
+    time_budget_ms: int | None = None
+    #: llama-server slot to run on (speculative requests keep their own so they do not evict the user's prompt
+    #: cache); None lets the server choose. Other backends ignore it.
+    slot: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \
@@ -40,23 +48,41 @@ class CompletionOptions:
         if not isinstance(self.presence_penalty, (int, float)) or isinstance(self.presence_penalty, bool) \
                 or not -2.0 <= float(self.presence_penalty) <= 2.0:
             raise ValueError(f"presence_penalty must be a number from -2 to 2, got {self.presence_penalty!r}")
-        if isinstance(self.stop_words, str) or not all(isinstance(w, str) for w in self.stop_words):
-            raise ValueError(f"stop_words must be a list of strings, got {self.stop_words!r}")
-        if any(w == "" for w in self.stop_words):
-            raise ValueError("stop_words must not contain an empty string")
-        object.__setattr__(self, "stop_words", tuple(self.stop_words))
+        object.__setattr__(self, "stop_words", check_stop_words(self.stop_words))
+        for name in ("time_budget_ms", "slot"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ValueError(f"{name} must be a non-negative integer or None, got {value!r}")
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
 
 
 @dataclass(frozen=True)
+class ContextSnippet:
+    """Code from another file (or another part of this one) shown to the model besides the prefix and suffix.
+
+    `filename` is a label (a workspace-relative path), `text` is the code with LF line endings. The LSP layer
+    chooses, ranks and budgets snippets; the engine only renders them in the prompt form of the model."""
+
+    filename: str
+    text: str
+
+
+@dataclass(frozen=True)
 class CompletionRequest:
-    """The cursor's context as the editor sees it. Text uses "\\n" or "\\r\\n" exactly as the document does."""
+    """The cursor's context as the editor sees it. Text uses "\\n" or "\\r\\n" exactly as the document does.
+
+    `context`: snippets from other files, most relevant LAST (nearest to the cursor in the prompt), in an order that
+    stays the same between requests so that the model server's prompt cache keeps working."""
 
     prefix: str
     suffix: str = ""
     language: str = "plaintext"
     filepath: str | None = None
+    context: tuple[ContextSnippet, ...] = ()
+    #: The workspace's name and the file's path inside it, for the labels of the context blocks.
+    repo: str = ""
+    relative_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +98,16 @@ class Prompt:
     suffix: str | None = None
     language: str = "plaintext"
     filepath: str | None = None
+    #: The snippets of the request, for backends that take them apart (llama-server `/infill` `input_extra`).
+    context: tuple[ContextSnippet, ...] = ()
+    #: The snippets rendered as labelled comment blocks, for FIM-native backends that take a prefix and a suffix
+    #: (they are put in front of the prefix); "" without context. `text` already holds the context in its form.
+    context_block: str = ""
+
+    @property
+    def prefix_with_context(self) -> str:
+        """The prefix for FIM-native backends without a field for other files (OpenAI, Mistral, Ollama FIM)."""
+        return self.context_block + self.prefix
 
 
 class StopReason(str, enum.Enum):
@@ -80,6 +116,7 @@ class StopReason(str, enum.Enum):
 
     STOP_WORD = "stop_word"
     TOKEN_LIMIT = "token_limit"
+    TIME_BUDGET = "time_budget"
     END_OF_STREAM = "end_of_stream"
     END_SENTINEL = "end_sentinel"
 
@@ -94,6 +131,8 @@ class GenerationStats:
     cached_prompt_tokens: int | None = None
     generated_tokens: int | None = None
     hit_token_limit: bool = False
+    #: The caller's deadline ended the generation (the text is cut like at a token limit).
+    hit_deadline: bool = False
     timings: dict[str, Any] = field(default_factory=dict)
 
 
@@ -110,6 +149,25 @@ class Completion:
     def saw_suffix(self) -> bool:
         """The model was given the code after the cursor (a FIM template or the backend's native infill)."""
         return self.prompt is not None and self.prompt.suffix is not None
+
+
+# --- status -----------------------------------------------------------------------------------------------------------
+# Here, below every engine module, because the engine, the local server, its supervisor and the model resolution all
+# report progress: defined in `engine.api` they made an import circle.
+
+StatusKind = Literal["starting", "ready", "busy", "error", "disabled"]
+
+
+@dataclass(frozen=True)
+class StatusEvent:
+    kind: StatusKind
+    message: str
+    detail: str | None = None
+    #: 0-100 while starting, when known.
+    percent: int | None = None
+
+
+StatusCallback = Callable[[StatusEvent], None]
 
 
 # --- chat -----------------------------------------------------------------------------------------------------------

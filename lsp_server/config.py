@@ -4,26 +4,25 @@ Sources, later wins: built-in defaults → the user's config file → initializa
 (section `infill`) → workspace/didChangeConfiguration. Each source is kept as the raw dict it came in, so a bad value
 in one source can be rejected on its own while the last good configuration stays in force.
 
-The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys (`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`,
-`default_org`) sit beside the server's own keys, so `{"completion": {"kind": "local"}}` works as editors send it.
+The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys
+(`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`, `default_org`) sit beside the server's own keys,
+so `{"completion": {"kind": "local"}}` works as editors send it.
 Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from engine.api import check_config
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
+from engine.tomlfiles import tomllib
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .workspace.settings import ContextSettings
 
 SECTION = "infill"
 ENGINE_KEYS = frozenset(f.name for f in dataclasses.fields(EngineConfig))
@@ -49,6 +48,29 @@ class DebounceSettings:
 
 
 @dataclass(frozen=True)
+class SpeculationSettings:
+    """Keeping suggestions up with typing (lsp_server/speculation.py).
+
+    `prefetch`: when a suggestion is shown, compute the next one for the document as if it were accepted.
+    `reuse_inflight`: a request whose typed characters the running generation already produced waits for it.
+    `time_budget_ms` / `invoked_time_budget_ms`: after this much generation a suggestion ends at the next line
+    break (automatic and explicit requests; 0 turns it off). A separate, smaller bound than a request deadline.
+    Defaults: the replay files' lines take 10 tokens (median; p75 17) with the default model's tokenizer, which
+    generates about 52 tokens/s on 2 cores, so 250 ms gives one or two whole lines and, with the debounce and a
+    cached prefill, keeps an automatic suggestion near 600 ms; 1000 ms (llama.vim's) gives an explicit request
+    about five lines."""
+
+    prefetch: bool = True
+    reuse_inflight: bool = True
+    time_budget_ms: int = 250
+    invoked_time_budget_ms: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.time_budget_ms < 0 or self.invoked_time_budget_ms < 0:
+            raise ValueError("time budgets must not be negative")
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     engine: EngineConfig = field(default_factory=EngineConfig)
     enabled: bool = True
@@ -60,8 +82,12 @@ class ServerSettings:
     invoked_choices: int = 1
     invoked_temperature: float = 0.6
     debounce: DebounceSettings = field(default_factory=DebounceSettings)
+    speculation: SpeculationSettings = field(default_factory=SpeculationSettings)
     #: How long a request waits for a model that is still loading before it gives up.
     ready_timeout: float = 120.0
+    #: The longest a model may take over one completion, once it is ready: the generation ends there whatever the
+    #: server does (a trickling or endless stream), keeping what it produced so far.
+    request_timeout: float = 20.0
     cache_size: int = 100
     cache_ttl: float = 300.0
     #: Typing through a shown suggestion is served from it for at most this many typed characters.
@@ -73,6 +99,8 @@ class ServerSettings:
     #: Debug logging also writes prompts and completions (otherwise redacted).
     log_level: Literal["error", "warning", "info", "debug"] = "info"
     log_file: str | None = None
+    #: Workspace context: snippets from other files in the prompt (lsp_server/workspace, docs/context.md).
+    context: ContextSettings = field(default_factory=ContextSettings)
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
@@ -81,8 +109,8 @@ class ServerSettings:
             raise ValueError("temperatures must be numbers from 0 to 2")
         if not 1 <= self.invoked_choices <= 8:
             raise ValueError("invoked_choices must be from 1 to 8")
-        if self.ready_timeout <= 0:
-            raise ValueError("ready_timeout must be a positive number of seconds")
+        if self.ready_timeout <= 0 or self.request_timeout <= 0:
+            raise ValueError("ready_timeout and request_timeout must be positive numbers of seconds")
         if self.cache_size < 0 or self.cache_ttl < 0 or self.typing_through_max < 0:
             raise ValueError("cache_size, cache_ttl and typing_through_max must not be negative")
 
@@ -104,6 +132,7 @@ def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
     for key, value in data.items():
         (engine_part if _snake(key) in ENGINE_KEYS else server_part)[key] = value
     engine = from_dict(EngineConfig, engine_part)
+    check_config(engine)
     return from_dict(ServerSettings, {**server_part, "engine": engine})
 
 
@@ -162,6 +191,13 @@ class SettingsStore:
         self._layers = candidate
         self.current = settings
         return settings
+
+    def checkpoint(self) -> tuple[dict[str, dict[str, Any]], ServerSettings]:
+        """The state to go back to (`rollback`) when settings that validated still fail to take effect."""
+        return dict(self._layers), self.current
+
+    def rollback(self, state: tuple[dict[str, dict[str, Any]], ServerSettings]) -> None:
+        self._layers, self.current = dict(state[0]), state[1]
 
 
 def engine_changed(old: ServerSettings, new: ServerSettings) -> bool:

@@ -1,18 +1,33 @@
 """What the model is asked: prefix and suffix at the cursor, language, and whether to complete one line or several.
 
-Pure functions over a Document, so every cursor position (start/end of line, CRLF, emoji) is testable without LSP."""
+Pure functions over a Document, so every cursor position (start/end of line, CRLF, emoji) is testable without LSP.
+Only a bounded window around the cursor is read (the prompt budget's reach, and what the filters look at), so the
+cost of a request does not grow with the file."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+from engine.config import ModelConfig
+from engine.prompt import clip_window
 
 from .documents import UTF16, Document
 from .postprocess.line_mode import LineMode, MultilinePolicy, decide
+from .postprocess.textutil import detect_indent_unit
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+#: The filters look up to 200 lines around the cursor (postprocess.context.CONTEXT_LINES): windows are at least
+#: this long even under a small prompt budget.
+MIN_BEFORE, MIN_AFTER = 16384, 8192
+#: Lines around the cursor the indent unit is judged from (when the editor does not say).
+INDENT_LINES_BEFORE, INDENT_LINES_AFTER = 200, 100
 
 
 @dataclass(frozen=True)
 class CursorContext:
     uri: str
+    #: Text before and after the cursor, cut from a bounded window around it (see `Window`), never the whole file.
     prefix: str
     suffix: str
     language: str
@@ -20,69 +35,81 @@ class CursorContext:
     #: Code-point offset of the cursor in the document.
     offset: int
     line: int
-    #: The current line before and after the cursor (no line break).
+    #: The current line before and after the cursor (no line break; bounded like the window).
     line_prefix: str
     line_rest: str
     #: Where a suggestion may end, from the cursor's situation (`lsp_server.postprocess.line_mode`).
     line_mode: LineMode
     indent_unit: str
-    line_ending: str
 
     @property
     def multiline(self) -> bool:
         return self.line_mode != "line"
 
 
-def detect_line_ending(text: str) -> str:
-    crlf = text.count("\r\n")
-    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
+@dataclass(frozen=True)
+class Window:
+    """How much text around the cursor a request reads: enough for the prompt budget (so the model sees exactly
+    what it would with the whole file) and for the filters. `align`: the window's start is a multiple of it, which
+    keeps the prompt's clip points where they are for the whole text (engine.prompt.ClipWindow)."""
+
+    before: int = MIN_BEFORE
+    after: int = MIN_AFTER
+    align: int = 1
+
+    @classmethod
+    def for_model(cls, model: ModelConfig) -> "Window":
+        clip = clip_window(model.max_prefix_tokens, model.max_suffix_tokens)
+        return cls(max(clip.before, MIN_BEFORE), max(clip.after, MIN_AFTER), max(1, clip.align))
 
 
-def detect_indent_unit(text: str, tab_size: int | None = None, insert_spaces: bool | None = None) -> str:
-    """The editor's FormattingOptions when given, else the most common indentation step in the document."""
+def indent_unit_near(prefix: str, suffix: str, tab_size: int | None = None,
+                     insert_spaces: bool | None = None) -> str:
+    """The editor's FormattingOptions when given, else the indentation the lines around the cursor use
+    (postprocess.textutil's detector, the one the filters use), else `tab_size` (default 4) spaces."""
     if insert_spaces is False:
         return "\t"
     if insert_spaces and tab_size:
         return " " * tab_size
-    steps: dict[str, int] = {}
-    previous = 0
-    for line in text.splitlines()[:2000]:
-        if not line.strip():
-            continue
-        if line.startswith("\t"):
-            steps["\t"] = steps.get("\t", 0) + 1
-            continue
-        width = len(line) - len(line.lstrip(" "))
-        if width > previous:
-            step = width - previous
-            if step in (2, 3, 4, 8):
-                steps[" " * step] = steps.get(" " * step, 0) + 1
-        previous = width
-    if not steps:
-        return " " * (tab_size or 4)
-    return max(steps.items(), key=lambda kv: kv[1])[0]
+    lines = _BREAK.split(prefix)[-INDENT_LINES_BEFORE:] + _BREAK.split(suffix)[1:INDENT_LINES_AFTER + 1]
+    return detect_indent_unit(lines) or " " * (tab_size or 4)
+
+
+def _indent_unit(doc: Document, line: int, prefix: str, suffix: str, tab_size: int | None,
+                 insert_spaces: bool | None) -> str:
+    """indent_unit_near, judged again only when the cursor moves to another block of lines or a line is added or
+    removed: typing within a line does not change a document's indentation habit (and the filters judge the
+    nearest lines themselves)."""
+    if insert_spaces is not None:
+        return indent_unit_near(prefix, suffix, tab_size, insert_spaces)
+    key = (line // INDENT_LINES_AFTER, doc.line_count, tab_size)
+    known = doc.facts.get("indent_unit")
+    if known is not None and known[0] == key:
+        return str(known[1])
+    unit = indent_unit_near(prefix, suffix, tab_size)
+    doc.facts["indent_unit"] = (key, unit)
+    return unit
 
 
 def build_context(doc: Document, line: int, character: int, encoding: str = UTF16, *,
                   policy: MultilinePolicy = "auto", indent_unit: str | None = None,
                   tab_size: int | None = None, insert_spaces: bool | None = None,
-                  filepath: str | None = None) -> CursorContext:
+                  filepath: str | None = None, window: Window | None = None) -> CursorContext:
+    """The context at an LSP position (clamped as LSP says), reading only `window` around it: O(window + line)."""
+    window = window or Window.for_model(ModelConfig())  # the default budgets' reach
     offset = doc.offset_at(line, character, encoding)
-    prefix = doc.text[:offset]
-    suffix = doc.text[offset:]
-    line_number, _ = doc.position_at(offset, encoding)
+    line_number = min(max(line, 0), doc.line_count - 1)
+    line_start = doc.offset_at(line_number, 0)
+    start = max(0, offset - window.before) // window.align * window.align
+    prefix = doc.text_range(start, offset)
+    suffix = doc.text_range(offset, offset + window.after)
     text_line = doc.line(line_number)
-    line_prefix = _line_prefix(prefix)
-    line_rest = text_line[len(line_prefix):]
+    column = offset - line_start
+    line_prefix = text_line[max(0, column - window.before):column]
+    line_rest = text_line[column:column + window.after]
     language = doc.language_id or "plaintext"
     line_mode = decide(policy, language, prefix, suffix, line_prefix, line_rest)
-    unit = indent_unit or detect_indent_unit(doc.text, tab_size, insert_spaces)
+    unit = indent_unit or _indent_unit(doc, line_number, prefix, suffix, tab_size, insert_spaces)
     return CursorContext(
         uri=doc.uri, prefix=prefix, suffix=suffix, language=language, filepath=filepath, offset=offset,
-        line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit,
-        line_ending=detect_line_ending(doc.text))
-
-
-def _line_prefix(prefix: str) -> str:
-    cut = max(prefix.rfind("\n"), prefix.rfind("\r"))
-    return prefix[cut + 1:]
+        line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit)

@@ -1,35 +1,42 @@
-"""Open documents and position ⇄ offset conversion in the negotiated position encoding.
+"""Open documents: Infill's own store, updated in O(edit) per change, and position ⇄ offset conversion.
 
 LSP positions count code units of utf-16 (default), utf-8 or utf-32 within a line, and lines end at "\\n", "\\r\\n"
 or "\\r" only (not at the other characters `str.splitlines` treats as breaks). Getting this wrong shifts the cursor by
-one per emoji or per CRLF, so the conversion is done here with LSP's own rules instead of pygls' helpers; the text is
-kept exactly as the editor has it (CRLF included) so that prefix and suffix are byte-faithful."""
+one per emoji or per CRLF, so the conversion is done here with LSP's own rules; the text is kept exactly as the
+editor has it (CRLF included) so that prefix and suffix are byte-faithful.
+
+A document is a list of chunks of whole lines (about CHUNK_CHARS characters each) with, per chunk, the offsets
+where its lines end. An edit rewrites the one or two chunks it touches, so a keystroke costs the same in a 2 MB
+file as in a 5 KB one; per-document sums over the chunk list (line and character counts before each chunk) are
+rebuilt lazily with `itertools.accumulate`, a C loop over a few hundred integers for 2 MB. The same layout as
+`sortedcontainers`' list of lists, which beats a balanced tree in Python; no maintained Python rope tracks LSP
+lines, so it is written here."""
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+import re
+from array import array
+from itertools import accumulate
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 UTF8 = "utf-8"
 UTF16 = "utf-16"
 UTF32 = "utf-32"
 ENCODINGS = (UTF8, UTF16, UTF32)
 
+#: Target size of a chunk in characters: an edit copies about this much. A chunk holds at least one line, so a
+#: single longer line makes a longer chunk (an edit in it costs O(line)).
+CHUNK_CHARS = 4096
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+_ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def line_starts(text: str) -> list[int]:
     """Offsets (in code points) where each line begins; a "\\r\\n" pair counts as one break."""
-    starts = [0]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            starts.append(i + 1)
-        elif ch == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            starts.append(i + 1)
-        i += 1
-    return starts
+    return [0, *(m.end() for m in _BREAK.finditer(text))]
 
 
 def code_units(ch: str, encoding: str) -> int:
@@ -45,9 +52,22 @@ def code_units(ch: str, encoding: str) -> int:
 def column_to_index(line: str, column: int, encoding: str) -> int:
     """Code-point index in `line` (no line break) for a column in code units; past the end clamps to the end.
 
-    A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) rounds down."""
+    A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) rounds down. O(line)
+    in C for the common cases (ASCII, BMP-only utf-16, utf-8 without lone surrogates), Python work only per
+    astral character."""
+    column = max(0, column)
     if encoding == UTF32:
-        return max(0, min(column, len(line)))
+        return min(column, len(line))
+    if encoding == UTF16:
+        index, astral = column, 0  # astral: characters before `index` that take two units
+        for match in _ASTRAL.finditer(line):
+            start = match.start() + astral  # unit column where this character begins
+            if column <= start:
+                break  # (column == start + 1, inside the pair, gives match.start() below: rounded down)
+            astral += 1
+        return min(column - astral, len(line))
+    if not _SURROGATE.search(line):
+        return len(line.encode("utf-8")[:column].decode("utf-8", "ignore"))
     units = 0
     for index, ch in enumerate(line):
         width = code_units(ch, encoding)
@@ -58,87 +78,247 @@ def column_to_index(line: str, column: int, encoding: str) -> int:
 
 
 def index_to_column(line: str, index: int, encoding: str) -> int:
-    if encoding == UTF32:
+    if encoding == UTF32 or line.isascii():
         return index
-    return sum(code_units(ch, encoding) for ch in line[:index])
+    if encoding == UTF16:
+        return len(line[:index].encode("utf-16-le", "surrogatepass")) // 2
+    return len(line[:index].encode("utf-8", "surrogatepass"))
 
 
-def _strip_break(line: str) -> str:
-    if line.endswith("\r\n"):
-        return line[:-2]
-    if line.endswith(("\n", "\r")):
-        return line[:-1]
-    return line
+def _line_ends(chunk: str) -> array:
+    """Offsets just after each line break of `chunk`."""
+    if "\r" not in chunk:
+        if "\n" not in chunk:
+            return array("I")
+        ends = array("I", accumulate(len(part) + 1 for part in chunk.split("\n")[:-1]))
+        return ends
+    return array("I", (m.end() for m in _BREAK.finditer(chunk)))
 
 
-@dataclass
+def _split(text: str, size: int) -> list[str]:
+    """`text` cut into chunks of whole lines of about `size` characters (never inside "\\r\\n")."""
+    chunks = []
+    start, n = 0, len(text)
+    while n - start > size:
+        match = _BREAK.search(text, start + size)
+        if match is None:
+            break
+        chunks.append(text[start:match.end()])
+        start = match.end()
+    if start < n or not chunks:
+        chunks.append(text[start:])
+    return chunks
+
+
 class Document:
-    uri: str
-    text: str
-    language_id: str = "plaintext"
-    version: int | None = None
-    _starts: list[int] = field(default_factory=list, repr=False)
+    """One open document. `text` joins the chunks (O(document)): per-keystroke code uses `line`, `offset_at`,
+    `position_at` and `text_range` instead."""
 
-    def __post_init__(self) -> None:
-        self._starts = line_starts(self.text)
+    def __init__(self, uri: str, text: str, language_id: str = "plaintext", version: int | None = None, *,
+                 chunk_chars: int = CHUNK_CHARS) -> None:
+        self.uri = uri
+        self.language_id = language_id
+        self.version = version
+        #: Facts callers derive from the text around the cursor (the indent unit), each with the key it was derived
+        #: under, so a keystroke need not derive them again.
+        self.facts: dict[str, tuple[object, object]] = {}
+        self._size = max(1, chunk_chars)
+        self._set_text(text)
+
+    def __repr__(self) -> str:
+        return f"Document({self.uri!r}, {self.char_count} chars, {self.line_count} lines, version={self.version})"
+
+    # --- layout ------------------------------------------------------------------------------------------------
+    # Invariants: every chunk but the last ends with a line break; no chunk is empty unless it is the only one; a
+    # chunk ending in "\r" is never followed by one starting with "\n" (that pair is one break).
+
+    def _set_text(self, text: str) -> None:
+        self._chunks: list[str] = _split(text, self._size)
+        self._ends: list[array] = [_line_ends(chunk) for chunk in self._chunks]
+        self._breaks = sum(len(ends) for ends in self._ends)
+        self._chars = len(text)
+        self._line_base: list[int] | None = None
+        self._char_base: list[int] | None = None
+
+    def _lines_before(self) -> list[int]:
+        if self._line_base is None:
+            self._line_base = list(accumulate(map(len, self._ends), initial=0))
+        return self._line_base
+
+    def _chars_before(self) -> list[int]:
+        if self._char_base is None:
+            self._char_base = list(accumulate(map(len, self._chunks), initial=0))
+        return self._char_base
+
+    def _line_span(self, number: int) -> tuple[int, int, int]:
+        """(chunk, start, end) of line `number` (0 ≤ number < line_count): local offsets, the break excluded."""
+        base = self._lines_before()
+        i = bisect.bisect_right(base, number, 0, len(self._chunks)) - 1
+        j = number - base[i]
+        chunk, ends = self._chunks[i], self._ends[i]
+        start = ends[j - 1] if j else 0
+        if j < len(ends):
+            end = ends[j]
+            end -= 2 if end - start >= 2 and chunk[end - 2] == "\r" and chunk[end - 1] == "\n" else 1
+        else:
+            end = len(chunk)
+        return i, start, end
+
+    def _locate(self, line: int, character: int, encoding: str) -> tuple[int, int]:
+        """(chunk, local offset) of an LSP position, clamped as LSP says: a line past the end → the end of the
+        document, a character past the end of its line → the end of the line (before its break)."""
+        if line < 0:
+            return 0, 0
+        if line >= self.line_count:
+            return len(self._chunks) - 1, len(self._chunks[-1])
+        i, start, end = self._line_span(line)
+        return i, start + column_to_index(self._chunks[i][start:end], character, encoding)
+
+    # --- reading -----------------------------------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        return "".join(self._chunks)
 
     @property
     def line_count(self) -> int:
-        return len(self._starts)
+        return self._breaks + 1
+
+    @property
+    def char_count(self) -> int:
+        return self._chars
 
     def line(self, number: int) -> str:
         """Line `number` without its line break ("" past the end)."""
-        if number < 0 or number >= len(self._starts):
+        if number < 0 or number >= self.line_count:
             return ""
-        start = self._starts[number]
-        end = self._starts[number + 1] if number + 1 < len(self._starts) else len(self.text)
-        return _strip_break(self.text[start:end])
+        i, start, end = self._line_span(number)
+        return self._chunks[i][start:end]
 
     def offset_at(self, line: int, character: int, encoding: str = UTF16) -> int:
         """Code-point offset of an LSP position; positions past the end of a line or the document clamp."""
-        if line < 0:
-            return 0
-        if line >= len(self._starts):
-            return len(self.text)
-        return self._starts[line] + column_to_index(self.line(line), character, encoding)
+        i, local = self._locate(line, character, encoding)
+        return self._chars_before()[i] + local
 
     def position_at(self, offset: int, encoding: str = UTF16) -> tuple[int, int]:
-        offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self._starts, offset) - 1
-        start = self._starts[line]
-        text = self.line(line)
-        return line, index_to_column(text, min(offset - start, len(text)), encoding)
+        offset = max(0, min(offset, self._chars))
+        bases = self._chars_before()
+        i = max(0, bisect.bisect_right(bases, offset, 0, len(self._chunks)) - 1)
+        local = offset - bases[i]
+        ends = self._ends[i]
+        j = bisect.bisect_right(ends, local)  # lines of this chunk that end at or before the offset
+        line = self._lines_before()[i] + j
+        _, start, end = self._line_span(line)
+        return line, index_to_column(self._chunks[i][start:end], min(local, end) - start, encoding)
+
+    def text_range(self, start: int, end: int) -> str:
+        """The text between two code-point offsets, in O(end - start) plus a search of the chunk list."""
+        start, end = max(0, start), min(end, self._chars)
+        if start >= end:
+            return ""
+        bases = self._chars_before()
+        i = bisect.bisect_right(bases, start, 0, len(self._chunks)) - 1
+        pieces = []
+        while i < len(self._chunks) and bases[i] < end:
+            pieces.append(self._chunks[i][max(0, start - bases[i]):end - bases[i]])
+            i += 1
+        return "".join(pieces)
+
+    # --- editing -----------------------------------------------------------------------------------------------
 
     def apply_change(self, text: str, range_: tuple[int, int, int, int] | None, encoding: str = UTF16) -> None:
         """Apply one content change: a whole-document replacement (range None) or a ranged edit
-        `(start_line, start_character, end_line, end_character)` in client units."""
+        `(start_line, start_character, end_line, end_character)` in client units, clamped as LSP says."""
         if range_ is None:
-            self.text = text
-        else:
-            start = self.offset_at(range_[0], range_[1], encoding)
-            end = self.offset_at(range_[2], range_[3], encoding)
-            if end < start:
-                start, end = end, start
-            self.text = self.text[:start] + text + self.text[end:]
-        self._starts = line_starts(self.text)
+            self._set_text(text)
+            return
+        start = self._locate(range_[0], range_[1], encoding)
+        end = self._locate(range_[2], range_[3], encoding)
+        if end < start:
+            start, end = end, start
+        chunks = self._chunks
+        lo, hi = start[0], end[0] + 1
+        removed = sum(len(chunks[k]) for k in range(lo, hi))
+        new = chunks[lo][:start[1]] + text + chunks[end[0]][end[1]:]
+        # The edit ends before the last break of its chunk (a position clamps before a break, and a line start lies
+        # in the chunk its line begins in), so `new` still ends as that chunk did. At the start, "\n" typed after a
+        # chunk ending in "\r" joins that break: the two chunks become one.
+        if lo > 0 and new.startswith("\n") and chunks[lo - 1].endswith("\r"):
+            lo -= 1
+            new = chunks[lo] + new
+            removed += len(chunks[lo])
+        # Keep chunks from shrinking to crumbs under repeated deletions: a small one joins its neighbour.
+        if len(new) < self._size // 4 and hi < len(chunks):
+            new += chunks[hi]
+            removed += len(chunks[hi])
+            hi += 1
+        elif len(new) < self._size // 4 and lo > 0:
+            lo -= 1
+            new = chunks[lo] + new
+            removed += len(chunks[lo])
+        pieces = _split(new, self._size) if len(new) > 2 * self._size else [new]
+        if not new and (lo > 0 or hi < len(chunks)):
+            pieces = []  # the edit emptied these chunks and others remain
+        piece_ends = [_line_ends(piece) for piece in pieces]
+        old_counts = [len(ends) for ends in self._ends[lo:hi]]
+        new_counts = [len(ends) for ends in piece_ends]
+        if new_counts != old_counts:  # typing within a line keeps the line sums as they are
+            self._line_base = None
+        chunks[lo:hi] = pieces
+        self._ends[lo:hi] = piece_ends
+        self._breaks += sum(new_counts) - sum(old_counts)
+        self._chars += len(new) - removed
+        self._char_base = None
+
+
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+#: Characters left as they are in a file URI's path (RFC 3986 pchar minus "%"), so `quote` escapes the same set
+#: whatever the client escaped.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+_DRIVE = re.compile(r"/([A-Za-z]):")
+
+
+def normalize_uri(uri: str) -> str:
+    """One key per document however the client spells its URI.
+
+    Clients differ: VS Code sends `file:///c%3A/x.py`, Neovim `file:///C:/x.py`; a fuzzer sends `a%2Epy` for `a.py`.
+    For `file:` URIs the path is decoded and re-encoded with one fixed safe set (a file name cannot contain "/", so
+    decoding `%2F` conflates nothing) and a Windows drive letter is lower-cased (as VS Code does). Other schemes get
+    RFC 3986's equivalences only: upper-case escapes, unreserved characters decoded, lower-case scheme."""
+    try:
+        parts = urlsplit(uri)
+    except ValueError:  # e.g. an unbalanced "[" in the authority: keep the URI as its own key
+        return uri
+    scheme = parts.scheme.lower()
+    if scheme == "file":
+        path = unquote(parts.path, errors="surrogateescape")
+        path = _DRIVE.sub(lambda m: f"/{m.group(1).lower()}:", path, count=1) if _DRIVE.match(path) else path
+        path = quote(path, safe=_PATH_SAFE, errors="surrogateescape")
+        return urlunsplit(("file", parts.netloc.lower(), path, parts.query, parts.fragment))
+    rest = uri[len(parts.scheme) + 1:] if parts.scheme else uri
+    rest = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _UNRESERVED
+                       else "%" + m.group(1).upper(), rest)
+    return f"{scheme}:{rest}" if parts.scheme else rest
 
 
 class DocumentStore:
-    """The documents the editor has open, by URI."""
+    """The documents the editor has open, keyed by normalised URI (see `normalize_uri`)."""
 
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
 
     def open(self, uri: str, text: str, language_id: str = "plaintext", version: int | None = None) -> Document:
-        doc = Document(uri, text, language_id or "plaintext", version)
-        self._docs[uri] = doc
+        key = normalize_uri(uri)
+        doc = Document(key, text, language_id or "plaintext", version)
+        self._docs[key] = doc
         return doc
 
     def get(self, uri: str) -> Document | None:
-        return self._docs.get(uri)
+        return self._docs.get(normalize_uri(uri))
 
     def close(self, uri: str) -> None:
-        self._docs.pop(uri, None)
+        self._docs.pop(normalize_uri(uri), None)
 
     def __len__(self) -> int:
         return len(self._docs)

@@ -8,32 +8,17 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
-import re
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
 from lsprotocol import types
 
-_KEY_PATTERNS = (
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|x-api-key|authorization|token)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
-    re.compile(r"\b(sk-|sk_|xai-|gsk_|hf_)[A-Za-z0-9_\-]{10,}"),
-)
-
+from engine.redact import redact
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = env.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "infill"
-
-
-def redact(message: str, secrets: Iterable[str] = ()) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            message = message.replace(secret, "[REDACTED]")
-    for pattern in _KEY_PATTERNS:
-        message = pattern.sub(lambda m: (m.group(1) if m.lastindex else "") + "[REDACTED]", message)
-    return message
 
 
 def show_text(text: str, debug: bool) -> str:
@@ -99,7 +84,8 @@ class LoggingSetup:
         try:
             path = Path(log_file).expanduser() if log_file else state_dir() / "infill.log"
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8")
+            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8",
+                                                      errors="backslashreplace")
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             handlers.append(fh)
         except OSError:

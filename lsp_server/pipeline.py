@@ -10,18 +10,26 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
-from engine.types import CompletionOptions, CompletionRequest
+from engine.errors import DeadlineExceeded
+from engine.types import Completion, CompletionOptions, CompletionRequest
 
+from . import postprocess
 from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
 from .postprocess import line_mode
+from .workspace.requests import attach as attach_context
+
+if TYPE_CHECKING:
+    from .workspace.provider import WorkspaceContext
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -32,41 +40,23 @@ class Suggestion:
     source: str = "model"  # model | cache | typing-through
 
 
-# --- post-processing (written in lsp_server/postprocess; guarded so this module works before it lands) -------------
-
-def _load_postprocess() -> Any | None:
-    try:
-        from . import postprocess
-    except Exception as exc:  # pragma: no cover - only while the package is being written
-        log.warning("post-processing unavailable (%s); suggestions are shown unfiltered", exc)
-        return None
-    needed = ("PostprocessContext", "before_cache", "after_cache", "replace_range_end")
-    return postprocess if all(hasattr(postprocess, name) for name in needed) else None
-
-
 class Postprocessor:
-    def __init__(self) -> None:
-        self._pp = _load_postprocess()
+    """The post-processing steps (lsp_server/postprocess) applied to a cursor context."""
 
-    def _ctx(self, ctx: CursorContext, model_ended: bool = False) -> Any:
-        return self._pp.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
-                                           indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
-                                           model_ended=model_ended)
+    @staticmethod
+    def _ctx(ctx: CursorContext, model_ended: bool = False) -> postprocess.PostprocessContext:
+        return postprocess.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
+                                              indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
+                                              model_ended=model_ended)
 
     def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False) -> str | None:
-        if self._pp is None:
-            return text if text.strip() else None
-        return self._pp.before_cache(text, self._ctx(ctx, model_ended))
+        return postprocess.before_cache(text, self._ctx(ctx, model_ended))
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
-        if self._pp is None:
-            return text if text.strip() else None
-        return self._pp.after_cache(text, self._ctx(ctx))
+        return postprocess.after_cache(text, self._ctx(ctx))
 
     def replace_chars(self, text: str, ctx: CursorContext) -> int:
-        if self._pp is None:
-            return 0
-        return max(0, min(len(ctx.line_rest), int(self._pp.replace_range_end(text, self._ctx(ctx)))))
+        return max(0, min(len(ctx.line_rest), int(postprocess.replace_range_end(text, self._ctx(ctx)))))
 
 
 async def _sees_suffix(engine: Any, ready_timeout: float) -> bool:
@@ -77,6 +67,26 @@ async def _sees_suffix(engine: Any, ready_timeout: float) -> bool:
         await wait_ready(ready_timeout)
     generation = getattr(engine, "generation", None)
     return bool(getattr(generation, "sees_suffix", False))
+
+
+async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
+    """Run `work` concurrently; when one fails or the caller is cancelled (superseded), cancel the others and
+    wait for them, so no stream keeps a model slot busy after the answer (asyncio.gather leaves them running)."""
+    tasks = [asyncio.ensure_future(w) for w in work]
+    for task in tasks:  # a failure after the first one is not news: mark it seen ("exception never retrieved")
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in tasks:
+            if task in done and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return [task.result() for task in tasks]
+    finally:
+        for task in tasks:
+            task.cancel()
+        # asyncio.wait, not gather: cancelled again while waiting, gather would cancel the tasks a second time and cut
+        # their stream's close short; wait leaves them to finish their cleanup.
+        await asyncio.wait(tasks)
 
 
 def _unique(texts: list[str]) -> list[str]:
@@ -101,6 +111,8 @@ class CompletionService:
         self.cache = CompletionCache(settings.cache_size, settings.cache_ttl, settings.typing_through_max)
         self.post = Postprocessor()
         self.model_calls = 0
+        #: Workspace context (lsp_server.workspace.WorkspaceContext), set by the server; None: current file only.
+        self.workspace: WorkspaceContext | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------
 
@@ -110,21 +122,31 @@ class CompletionService:
         await self.engine.start()
 
     async def apply_settings(self, new: ServerSettings) -> bool:
-        """Apply new settings; returns True when the engine was restarted (model, backend or languages changed)."""
+        """Apply new settings; returns True when the engine was replaced (model, backend or languages changed).
+
+        A new engine is started, and must be ready, before the old one is closed: when it cannot start, the
+        exception propagates, the old engine and settings stay in force and completions go on."""
         old = self.settings
+        replaced = False
+        if engine_changed(old, new) and self.engine is not None:
+            candidate = self._engine_factory(new.engine, self._on_status)
+            try:
+                await candidate.start()
+                await candidate.wait_ready(new.ready_timeout)
+            except BaseException:
+                await candidate.close()
+                self._on_status(self.engine.status)  # the old engine's state again (the candidate reported its own)
+                raise
+            previous, self.engine = self.engine, candidate
+            await previous.close()
+            replaced = True
         self.settings = new
         self.cache.max_entries = new.cache_size
         self.cache.ttl = new.cache_ttl
         self.cache.typing_through_max = new.typing_through_max
         if new != old:  # token budget, multi-line policy, … change what a cached answer would be
             self.cache.clear()
-        if not engine_changed(old, new) or self.engine is None:
-            return False
-        previous, self.engine = self.engine, None
-        self.cache.clear()
-        await previous.close()
-        await self.start()
-        return True
+        return replaced
 
     async def close(self) -> None:
         if self.engine is not None:
@@ -143,38 +165,84 @@ class CompletionService:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int) -> CompletionOptions:
+    def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int, speculative: bool = False,
+                 next_line: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
+        budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
+        if next_line:  # the next line whole, never stopped at its own line break
+            stop_words = tuple(w for w in stop_words if w != "\n")
+            budget = 0  # a time box of 0 keeps exactly the first line with content
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
             "stop_words": stop_words,
+            "time_budget_ms": budget if budget or next_line else None,
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
+        if speculative and self.engine is not None:
+            kwargs["slot"] = self.engine.speculative_slot
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
         """Ask the model (one choice, or several for invoked requests), post-process, cache."""
+        return self._finish(await self.compute(ctx, invoked), ctx, "model")
+
+    def finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
+        """Suggestions for `ctx` from texts kept before the cache (a prefetch, a generation joined in flight)."""
+        return self._finish(texts, ctx, source)
+
+    async def compute(self, ctx: CursorContext, invoked: bool = False, *, speculative: bool = False,
+                      next_line: bool = False, on_text: Callable[[str], None] | None = None) -> list[str]:
+        """The model's texts for `ctx` after the pre-cache filters, cached, not yet shown: a speculative
+        computation must not become the document's shown suggestion (typing-through follows what the user sees).
+        `next_line`: the cursor ends a line (`ctx` is multi-line); ask for the next line only.
+        `on_text` sees the raw text so far of a single generation."""
         if self.engine is None:
             await self.start()
         assert self.engine is not None
         engine = self.engine
         request = CompletionRequest(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                     filepath=ctx.filepath)
+        if self.workspace is not None:
+            request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
-        self.model_calls += count
-        sees_suffix = await _sees_suffix(engine, self.settings.ready_timeout)
+        settings = self.settings
+        sees_suffix = await _sees_suffix(engine, settings.ready_timeout)
         stop_words = line_mode.request_stop_words(ctx.line_mode, ctx.suffix, sees_suffix)
-        if count == 1:
-            completions = [await engine.complete(request, self._options(invoked, stop_words, 0),
-                                                 self.settings.ready_timeout)]
+        completions: list[Completion] | None = None
+        if count > 1:  # alternatives from one prefill where the backend can
+            try:  # one non-streamed reply: the deadline covers the wait for the model and the generation
+                completions = await asyncio.wait_for(
+                    engine.complete_choices(request, self._options(invoked, stop_words, 0), count,
+                                            settings.ready_timeout),
+                    settings.ready_timeout + settings.request_timeout)
+            except asyncio.TimeoutError:
+                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                                 "(setting request_timeout)") from None
+        if completions is not None:
+            self.model_calls += 1
+        elif count == 1:
+            self.model_calls += 1
+            completions = [await engine.complete(request, self._options(invoked, stop_words, 0, speculative,
+                                                                        next_line),
+                                                 settings.ready_timeout, settings.request_timeout, on_text=on_text)]
         else:
-            completions = await asyncio.gather(*(
-                engine.complete(request, self._options(invoked, stop_words, i), self.settings.ready_timeout)
-                for i in range(count)))
+            self.model_calls += count
+
+            async def choice(i: int) -> Completion | None:
+                try:
+                    return await engine.complete(request, self._options(invoked, stop_words, i),
+                                                 settings.ready_timeout, settings.request_timeout)
+                except DeadlineExceeded:
+                    return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
+
+            completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
+            if not completions:
+                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
+                                                 "(setting request_timeout)")
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:
@@ -189,7 +257,7 @@ class CompletionService:
         texts = _unique(texts)
         self.cache.put(ctx.uri, ctx.prefix, ctx.suffix, tuple(texts))
         log.debug("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
-        return self._finish(texts, ctx, "model")
+        return texts
 
     def _finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
         out: list[Suggestion] = []

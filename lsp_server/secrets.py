@@ -27,7 +27,8 @@ def excluded_by(uri_or_path: str, extra: tuple[str, ...] = ()) -> str | None:
     for glob in DEFAULT_EXCLUDES + tuple(extra):
         pattern = glob.lower()
         if "/" in pattern:
-            if fnmatch.fnmatchcase(path.lower(), pattern) or fnmatch.fnmatchcase(path.lower(), "*/" + pattern.lstrip("/")):
+            lower = path.lower()
+            if fnmatch.fnmatchcase(lower, pattern) or fnmatch.fnmatchcase(lower, "*/" + pattern.lstrip("/")):
                 return glob
         elif fnmatch.fnmatchcase(name, pattern):
             return glob

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 import time
 from collections import deque
 from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from engine import __version__
@@ -20,25 +23,42 @@ from engine.api import StatusEvent
 from engine.errors import ConfigError, InfillError
 
 from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
-from .context import CursorContext, build_context
-from .documents import ENCODINGS, UTF16, DocumentStore, index_to_column
+from .context import CursorContext, Window, build_context
+from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
 from .pipeline import CompletionService, Suggestion
+from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
 from .session import Sessions, Superseded
+from .speculation import Speculation
 from .status import StatusReporter
+from .workspace import WorkspaceContext
+from .workspace import lsp as workspace_lsp
 
 log = logging.getLogger(__name__)
 
 ACCEPT_COMMAND = "infill.accept"
 STATS_METHOD = "infill/stats"
-REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 BUSY_AFTER_S = 0.15
+
+
+class InfillProtocol(AnsweringProtocol):
+    """pygls's protocol without its text synchronisation, so that Infill's DocumentStore is the only copy.
+
+    pygls registers built-in didOpen/didChange/didClose handlers that run before ours, keep a second copy of every
+    document (updated in O(document) per keystroke), clamp the change's `Range` objects in place (we then applied the
+    clamped ranges) and split lines at characters LSP does not break at (`\\f`, `\\u2028`, …). A built-in is registered
+    only when the attribute is callable, so setting these to None leaves our own features as the only handlers."""
+
+    lsp_text_document__did_open = None  # type: ignore[assignment]
+    lsp_text_document__did_change = None  # type: ignore[assignment]
+    lsp_text_document__did_close = None  # type: ignore[assignment]
 
 
 class InfillServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+                         protocol_cls=InfillProtocol)
         self.documents = DocumentStore()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
@@ -50,6 +70,14 @@ class InfillServer(LanguageServer):
         #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
+        #: Snippets from other files for the prompt (lsp_server/workspace).
+        self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
+        self._workspace_tick: asyncio.Task | None = None
+        self._embedding: Any = None
+        self.speculation = Speculation(self)
+
+    def speculation_stats(self) -> dict[str, Any]:
+        return self.speculation.stats()
 
     # --- helpers -----------------------------------------------------------------------------------------------
 
@@ -79,6 +107,27 @@ class InfillServer(LanguageServer):
         except Exception:
             return False
 
+    def _start_io_async(self, stdin: Any = None, stdout: Any = None) -> None:
+        """pygls's stdio loop with Infill's reader (`protocol.read_messages`), which does not lose the messages after
+        a malformed frame."""
+        log.info("starting the stdio server")
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        try:
+            asyncio.run(read_messages(reader, self.protocol, self._stop_event))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost: shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
+        protocol logs them instead (an edit of an unopened document is not worth interrupting the user for)."""
+        log.warning("%s", error)
+
     def show_error(self, message: str) -> None:
         log.error("%s", message)
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
@@ -106,17 +155,26 @@ class InfillServer(LanguageServer):
             self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
             return False
 
-    async def apply_settings(self) -> None:
-        """Push the current settings into the running service; restarts only the engine, and only if needed."""
+    async def apply_settings(self, previous: Any = None) -> None:
+        """Push the current settings into the running service; replaces only the engine, and only if needed.
+
+        When the new engine cannot start, the settings go back to `previous` (a SettingsStore checkpoint) and the
+        running engine keeps serving: a bad setting never stops completions."""
+        if self.service is not None and self.service.settings != self.settings:
+            await self.sessions.cancel_all()
+            self.speculation.prefetcher.cancel("settings changed")
+            try:
+                replaced = await self.service.apply_settings(self.settings)
+            except InfillError as exc:
+                if previous is not None:
+                    self.settings_store.rollback(previous)
+                self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
+            else:
+                if replaced:
+                    log.info("model or backend changed: engine replaced")
         self.configure_logging()
         self.status.reset_disabled()
-        if self.service is None:
-            return
-        if self.service.settings != self.settings:
-            await self.sessions.cancel_all()
-            restarted = await self.service.apply_settings(self.settings)
-            if restarted:
-                log.info("model or backend changed: engine restarted")
+        self.workspace_context.configure(self.settings.context, self.settings.exclude)
 
     async def pull_workspace_configuration(self) -> None:
         if not self._client_supports_configuration():
@@ -179,6 +237,7 @@ def build_server() -> InfillServer:
         except ConfigError as exc:
             ls.show_error(f"Infill configuration file: {exc}")
         ls.update_settings("initialization", params.initialization_options)
+        ls.workspace_context.folders = workspace_lsp.folders_from_initialize(params)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: InfillServer, params: types.InitializedParams) -> None:
@@ -186,6 +245,11 @@ def build_server() -> InfillServer:
             await ls.pull_workspace_configuration()
             ls.configure_logging()
             ls.service = CompletionService(ls.settings, ls.status.on_engine_status)
+            ls.service.workspace = ls.workspace_context
+            ls.workspace_context.configure(ls.settings.context, ls.settings.exclude)
+            ls.workspace_context.set_folders(ls.workspace_context.folders)
+            ls._embedding = workspace_lsp.attach_embedding(ls.workspace_context, ls.settings.engine)
+            ls._workspace_tick = asyncio.create_task(workspace_lsp.tick_loop(ls))
             if ls.settings.enabled:
                 await ls.service.start()
             else:
@@ -194,6 +258,7 @@ def build_server() -> InfillServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(ls: InfillServer, params: types.DidChangeConfigurationParams) -> None:
         async with ls._config_lock:
+            previous = ls.settings_store.checkpoint()
             settings = _plain(params.settings)
             if isinstance(settings, dict) and SECTION in settings:
                 ls.update_settings("change", settings[SECTION])
@@ -201,15 +266,18 @@ def build_server() -> InfillServer:
                 ls.update_settings("change", settings)
             else:  # the client only says "something changed": ask for it
                 await ls.pull_workspace_configuration()
-            await ls.apply_settings()
+            await ls.apply_settings(previous)
             if ls.service is not None and ls.settings.enabled and ls.service.engine is None:
                 await ls.service.start()
+            if ls.service is not None:
+                ls.status.show_enabled(ls.settings.enabled)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_open(ls: InfillServer, params: types.DidOpenTextDocumentParams) -> None:
         purge_finished_futures(ls)
         doc = params.text_document
         ls.documents.open(doc.uri, doc.text, doc.language_id, doc.version)
+        ls.workspace_context.opened(doc.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: InfillServer, params: types.DidChangeTextDocumentParams) -> None:
@@ -225,13 +293,18 @@ def build_server() -> InfillServer:
                 doc.apply_change(change.text, (rng.start.line, rng.start.character, rng.end.line,
                                                rng.end.character), ls.encoding)
         doc.version = params.text_document.version
+        first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
+        ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
+        ls.speculation.on_change(doc.uri, doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
         purge_finished_futures(ls)
-        uri = params.text_document.uri
+        uri = normalize_uri(params.text_document.uri)
         ls.documents.close(uri)
+        ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
+        ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
 
@@ -248,6 +321,7 @@ def build_server() -> InfillServer:
     @server.feature("textDocument/didShowCompletion")
     def on_did_show(ls: InfillServer, params: Any) -> None:
         ls.shown += 1
+        ls.speculation.on_did_show(params)
 
     @server.feature("textDocument/didPartiallyAcceptCompletion")
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
@@ -261,11 +335,20 @@ def build_server() -> InfillServer:
                 "cache_entries": len(service.cache) if service else 0,
                 "documents": len(ls.documents),
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
-                "timings": [[source, round(ms, 3)] for source, ms in ls.timings]}
+                "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
+                **ls.speculation_stats()}
+
+    workspace_lsp.register(server)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:
+        if ls._workspace_tick is not None:
+            ls._workspace_tick.cancel()
+        await ls.workspace_context.close()
+        if ls._embedding is not None:
+            await ls._embedding.close()
         await ls.sessions.cancel_all()
+        await ls.speculation.close()
         if ls.service is not None:
             await ls.service.close()
         ls.logging.close()
@@ -277,11 +360,14 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                    ) -> types.InlineCompletionList:
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
-    if ls._config_lock.locked():  # a configuration change or the start-up is being applied: serve after it
+    uri = normalize_uri(params.text_document.uri)  # the store's key: one per file however it is spelled
+    doc = ls.documents.get(uri)
+    if ls._config_lock.locked():
+        # A configuration change or the start-up is being applied: serve after it, but from the text this request
+        # was made for (edits that arrive meanwhile belong to later requests).
+        doc = snapshot(doc) if doc is not None else None
         async with ls._config_lock:
             pass
-    uri = params.text_document.uri
-    doc = ls.documents.get(uri)
     settings = ls.settings
     if doc is None or ls.service is None:
         return empty
@@ -297,45 +383,67 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     encoding = ls.encoding
     position = params.position
     ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
-                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri))
+                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
+                        window=Window.for_model(settings.engine.completion))
+    # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
+    position = types.Position(*doc.position_at(ctx.offset, encoding))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
-    cached = service.lookup(ctx)
+    # An explicit request wants fresh choices, not the single answer already shown.
+    cached = None if invoked else service.lookup(ctx)
     if cached is not None:
+        if cached and cached[0].source == "cache":
+            ls.speculation.note_cache_hit(ctx)
         # Still supersede an older request for the document: the user has moved on.
         suggestions = await ls.sessions.run(uri, _value(cached))
         result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                                    for i, s in enumerate(suggestions)])
         ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))
+        ls.speculation.answered(ctx, suggestions)
         return result
     delay_ms = 0.0
+    joined = ls.speculation.join(ctx, invoked)
     if not invoked:
         ls.sessions.note_automatic(uri)
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
+        if d.mode == "adaptive":
+            delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms), ctx)
+    if joined is not None:
+        delay_ms = 0.0  # a generation already running serves it: nothing to wait for
+    work = joined or (lambda: ls.speculation.model_call(ctx, invoked))
     started = time.perf_counter()
     # "busy" only for requests that take a noticeable time: two notifications per keystroke would be noise.
     busy = asyncio.get_running_loop().call_later(BUSY_AFTER_S, _publish_busy, ls)
     try:
-        suggestions = await ls.sessions.run(uri, lambda: service.generate(ctx, invoked), delay_ms / 1000.0)
+        suggestions = await ls.sessions.run(uri, work, delay_ms / 1000.0)
     except Superseded:
         return empty
     except InfillError as exc:
         message = f"Infill completion failed: {exc}"
         ls.status.publish(StatusEvent("error", message))
-        log.error("%s", message)
+        log.warning("%s", message)  # an expected failure (backend down, deadline): one line, no traceback
         raise JsonRpcException(message, code=REQUEST_FAILED) from None
     finally:
+        if joined is not None:
+            joined.release()
         busy.cancel()
         if ls.status.current.kind == "busy":
             ls.status.publish(StatusEvent("ready", "Infill is ready"))
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
     if ls.status.current.kind != "ready":
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
-    ls.timings.append(("model", (time.perf_counter() - entered) * 1000))
+    ls.timings.append((suggestions[0].source if suggestions else "model", (time.perf_counter() - entered) * 1000))
+    ls.speculation.answered(ctx, suggestions)
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                              for i, s in enumerate(suggestions)])
+
+
+def snapshot(doc: Document) -> Document:
+    """A copy of the document that later edits do not change (they update the store's chunks in place). O(document),
+    paid only by a request that has to wait for a configuration change."""
+    return Document(doc.uri, doc.text, doc.language_id, doc.version)
 
 
 def _publish_busy(ls: InfillServer) -> None:

@@ -44,12 +44,15 @@ class StatusReporter:
         self._progress: _Progress | None = None
         self._queue: asyncio.Task | None = None
         self.current = StatusEvent("starting", "Infill is starting")
+        #: the engine's own last state, shown again when completion is turned back on
+        self.engine_current = self.current
         self.history: list[StatusEvent] = []
         self._disabled_reported: set[str] = set()
 
     # --- engine events -----------------------------------------------------------------------------------------
 
     def on_engine_status(self, event: StatusEvent) -> None:
+        self.engine_current = event
         self.publish(event)
         if self._progress_api is not None and self._progress_supported():
             self._chain(self._update_progress(event))
@@ -72,6 +75,14 @@ class StatusReporter:
             return
         self._disabled_reported.add(key)
         self.publish(StatusEvent("disabled", message, detail))
+
+    def show_enabled(self, enabled: bool) -> None:
+        """After a configuration change: turned off shows at once (not at the next keystroke); turned back on
+        shows the engine's state again instead of a stale "disabled"."""
+        if not enabled:
+            self.publish(StatusEvent("disabled", "Infill is turned off (enabled = false)"))
+        elif self.current.kind == "disabled":
+            self.publish(self.engine_current)
 
     def reset_disabled(self) -> None:
         self._disabled_reported.clear()
@@ -99,6 +110,8 @@ class StatusReporter:
 
     async def _update_progress(self, event: StatusEvent) -> None:
         api = self._progress_api
+        if api is None:  # on_engine_status only schedules this when there is a progress API
+            return
         if event.kind == "starting":
             if self._progress is None:
                 token = f"infill-start-{uuid.uuid4().hex[:8]}"

@@ -101,15 +101,15 @@ def multiline_from_syntax(language_id: str, prefix: str, suffix: str) -> bool | 
     line_prefix = prefix.rsplit("\n", 1)[-1].rstrip("\r")
     head = "\n".join(prefix.split("\n")[-PREFIX_LINES:])
     tail = "\n".join(suffix.split("\n")[:SUFFIX_LINES])
-    source = (head + tail).encode("utf-8")
-    cursor_byte = len(head.encode("utf-8"))
+    source = (head + tail).encode("utf-8", "surrogatepass")  # lone surrogates: 3 bytes, as counted below
+    cursor_byte = len(head.encode("utf-8", "surrogatepass"))
     try:
         tree = parser.parse(source)
     except Exception as exc:  # never let a parser problem break completion
         log.debug("tree-sitter failed for %s: %s", language_id, exc)
         return None
     # Look at the last character typed on this line: trailing spaces belong to the enclosing node only.
-    trimmed = len(head.rstrip(" \t").encode("utf-8"))
+    trimmed = len(head.rstrip(" \t").encode("utf-8", "surrogatepass"))
     probe = max((trimmed if line_prefix.strip() else cursor_byte) - 1, 0)
     node = tree.root_node.descendant_for_byte_range(probe, probe + 1)
     while node is not None:

@@ -19,6 +19,9 @@ fi
 
 npm ci --no-audit --no-fund --loglevel=error
 npm run --silent compile
+# Which checkout this build came from, so the packaged extension finds this checkout's .venv/bin/infill.
+node -e 'require("fs").writeFileSync("out/checkout.json", JSON.stringify({ root: process.argv[1] }) + "\n")' \
+    "$(cd ../.. && pwd)"
 echo "editors.sh: VS Code extension compiled into editors/vscode/out" >&2
 
 if [ "${1:-}" = "--package" ]; then

@@ -17,7 +17,7 @@ from ..config import HttpSettings, ModelConfig
 from ..errors import ConfigError
 from ..streams import ChatCompletionStream, CompletionStream, Embedding
 from . import http
-from .rate_limit import DEFAULT_REMOTE_RPM, LimitedChat, LimitedCompletion, LimitedEmbedding, limiter_for
+from .rate_limit import DEFAULT_REMOTE_RPM, RateLimited, limiter_for
 
 Role = Literal["completion", "chat", "embedding"]
 
@@ -87,22 +87,33 @@ def _mistral_embedding(r: Resolved):
     return mistral_embedding(r.endpoint, model=r.model, http_settings=r.http, api_key=r.api_key, client=r.client)
 
 
+def _required_model(r: Resolved) -> str:
+    """The model of a kind with `requires_model` (resolve() has refused a configuration without one)."""
+    if not r.model:
+        raise ConfigError("model", f"is required for kind {r.kind!r}")
+    return r.model
+
+
 def _ollama(r: Resolved, role: Role):
     from . import ollama
-    common = dict(http_settings=r.http, api_key=r.api_key, client=r.client)
+    model = _required_model(r)
     if role == "completion":
-        return ollama.OllamaCompletion(r.endpoint, model=r.model, fim=r.fim, **common)
+        return ollama.OllamaCompletion(r.endpoint, model=model, fim=r.fim, http_settings=r.http, api_key=r.api_key,
+                                       client=r.client)
     if role == "chat":
-        return ollama.OllamaChat(r.endpoint, model=r.model, supported_models=r.supported_models, **common)
-    return ollama.OllamaEmbedding(r.endpoint, model=r.model, **common)
+        return ollama.OllamaChat(r.endpoint, model=model, supported_models=r.supported_models, http_settings=r.http,
+                                 api_key=r.api_key, client=r.client)
+    return ollama.OllamaEmbedding(r.endpoint, model=model, http_settings=r.http, api_key=r.api_key, client=r.client)
 
 
 def _azure(r: Resolved, role: Role):
     from .azure import AzureChat, AzureEmbedding
-    common = dict(http_settings=r.http, api_key=r.api_key, client=r.client)
+    deployment = _required_model(r)
     if role == "chat":
-        return AzureChat(r.endpoint, deployment=r.model, supported_models=r.supported_models, **common)
-    return AzureEmbedding(r.endpoint, deployment=r.model, **common)
+        return AzureChat(r.endpoint, deployment=deployment, supported_models=r.supported_models, http_settings=r.http,
+                         api_key=r.api_key, client=r.client)
+    return AzureEmbedding(r.endpoint, deployment=deployment, http_settings=r.http, api_key=r.api_key,
+                          client=r.client)
 
 
 def _voyage(r: Resolved):
@@ -205,8 +216,9 @@ def resolve(cfg: ModelConfig, role: Role, section: str | None = None) -> tuple[K
     endpoint = http.check_endpoint(endpoint, f"{section}.api_endpoint")
     model = cfg.model or spec.default_model
     if spec.requires_model and not model:
+        azure = "; for Azure the deployment name" if "azure" in cfg.kind else ""
         raise ConfigError(f"{section}.model", f"is required for kind {cfg.kind!r} (the model name the server "
-                                              f"expects{'; for Azure the deployment name' if 'azure' in cfg.kind else ''})")
+                                              f"expects{azure})")
     api_key = cfg.resolved_api_key()
     if spec.requires_api_key and not api_key:
         where = (f"the environment variable {cfg.api_key_env} is not set or empty" if cfg.api_key_env
@@ -248,17 +260,17 @@ def _build(cfg: ModelConfig, role: Role, section: str | None):
 
 def create_completion_stream(cfg: ModelConfig, section: str | None = None) -> CompletionStream:
     backend, limiter, release = _build(cfg, "completion", section)
-    return LimitedCompletion(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 def create_chat_stream(cfg: ModelConfig, section: str | None = None) -> ChatCompletionStream:
     backend, limiter, release = _build(cfg, "chat", section)
-    return LimitedChat(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 def create_embedding(cfg: ModelConfig, section: str | None = None) -> Embedding:
     backend, limiter, release = _build(cfg, "embedding", section)
-    return LimitedEmbedding(backend, limiter, release)
+    return RateLimited(backend, limiter, release)
 
 
 __all__ = ["KINDS", "COMPLETION_KINDS", "CHAT_KINDS", "EMBEDDING_KINDS", "KindSpec", "create_completion_stream",

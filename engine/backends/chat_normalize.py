@@ -9,15 +9,10 @@ import logging
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from typing import Any, Mapping
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 from ..errors import ConfigError
+from ..tomlfiles import read_packaged, tomllib
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +46,10 @@ def _parse_vendor(name: str, raw: Mapping[str, Any]) -> VendorRules:
 
 
 def parse_table(text: str) -> dict[str, VendorRules]:
-    data = tomllib.loads(text)
+    return _parse_data(tomllib.loads(text))
+
+
+def _parse_data(data: Mapping[str, Any]) -> dict[str, VendorRules]:
     return {name: _parse_vendor(name, raw) for name, raw in _flatten(data).items()}
 
 
@@ -70,8 +68,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Mapping[str
 
 @lru_cache(maxsize=1)
 def vendor_table() -> dict[str, VendorRules]:
-    text = resources.files("engine.backends").joinpath("vendors.toml").read_text(encoding="utf-8")
-    return parse_table(text)
+    return _parse_data(read_packaged("engine.backends", "vendors.toml"))
 
 
 @dataclass(frozen=True)

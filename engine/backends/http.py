@@ -1,4 +1,5 @@
-"""What every remote backend shares: one pooled HTTP client per endpoint, secrets kept out of logs, and the retry rule.
+"""What every HTTP backend (remote vendors and llama-server) shares: one pooled HTTP client per endpoint, secrets kept
+out of logs, the retry rule, and the base class `HttpBackend`.
 
 Why one client per endpoint: keep-alive connections make the second keystroke's request skip the TCP/TLS handshake,
 which on a hosted API is most of the latency budget. Clients are reference-counted so that the completion, chat and
@@ -10,6 +11,7 @@ completion that the caller cannot splice in, so a failure mid-stream is reported
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import ipaddress
 import json
@@ -18,7 +20,7 @@ import re
 import ssl
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Mapping, TypeVar
+from typing import Any, AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, TypedDict, TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -26,6 +28,7 @@ from httpx_sse import EventSource
 
 from ..config import HttpSettings
 from ..errors import BackendError, ConfigError
+from ..redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,28 @@ def check_endpoint(url: str | None, key: str) -> str:
     return url.rstrip("/")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class JsonPost(TypedDict):
+    """httpx's keyword arguments for a JSON body (`**json_post(...)`)."""
+
+    content: bytes
+    headers: dict[str, str]
+
+
+def json_post(body: object, headers: Mapping[str, str]) -> JsonPost:
+    """httpx arguments posting `body` as UTF-8 JSON. An editor's text may hold lone surrogates (half of an emoji
+    pair, a file decoded with errors), which UTF-8 cannot encode: httpx's `json=` then fails the whole request.
+    Each becomes U+FFFD, one character for one, so offsets and clipping stay as computed."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    try:
+        content = text.encode("utf-8")
+    except UnicodeEncodeError:
+        content = _SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return JsonPost(content=content, headers={**headers, "Content-Type": "application/json"})
+
+
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + "/" + path.lstrip("/")
 
@@ -77,22 +102,6 @@ def _origin(url: str) -> str:
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Secrets
-
-
-def redact(text: str, secrets: tuple[str | None, ...] = ()) -> str:
-    """`text` with every given secret and every bearer token replaced, so it can be logged or shown."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return re.sub(r"(?i)(bearer\s+)[^\s\"',]+", r"\1***", text)
-
-
-_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Headers safe to log: credentials replaced by ***."""
-    return {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
 
 
 def bearer(api_key: str | None) -> dict[str, str]:
@@ -184,6 +193,20 @@ def pooled_client_count() -> int:
     return len(_POOL)
 
 
+@contextlib.asynccontextmanager
+async def borrowed_client(endpoint: str, settings: HttpSettings,
+                          client: httpx.AsyncClient | None = None) -> AsyncGenerator[httpx.AsyncClient, None]:
+    """`client` when given, else the pooled client for `endpoint`, given back on exit (for one-off requests)."""
+    if client is not None:
+        yield client
+        return
+    pooled = acquire_client(endpoint, settings)
+    try:
+        yield pooled
+    finally:
+        await release_client(pooled)
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Errors and retries
 
@@ -264,8 +287,8 @@ def backoff_delay(attempt: int) -> float:
     return BACKOFF_BASE * (2 ** attempt)
 
 
-async def with_retries(attempt: Callable[[], AsyncIterator[T]], vendor: str,
-                       settings: HttpSettings) -> AsyncIterator[T]:
+async def with_retries(attempt: Callable[[], AsyncGenerator[T, None]], vendor: str,
+                       settings: HttpSettings) -> AsyncGenerator[T, None]:
     """Run the streaming `attempt`, retrying it on Retryable failures as long as it has yielded nothing.
 
     429 waits what Retry-After says (capped at MAX_RETRY_AFTER), other failures back off exponentially."""
@@ -292,33 +315,15 @@ async def with_retries(attempt: Callable[[], AsyncIterator[T]], vendor: str,
         await sleep(delay)
 
 
-async def request_json(client: httpx.AsyncClient, vendor: str, settings: HttpSettings, url: str,
-                       body: dict, headers: Mapping[str, str]) -> dict:
-    """POST `body` and return the decoded JSON object, with the same retry rule as the streams."""
-
-    async def attempt() -> AsyncIterator[tuple[bytes, int]]:
-        try:
-            async with client.stream("POST", url, json=body, headers=dict(headers)) as response:
-                await check_status(response, vendor)
-                raw = await response.aread()
-        except httpx.HTTPError as exc:
-            raise transport_error(vendor, exc, settings) from None
-        yield raw, response.status_code
-
-    replies = with_retries(attempt, vendor, settings)
+def parse_json(raw: bytes | str, vendor: str, status: int | None) -> Any:
     try:
-        async for raw, status in replies:
-            return parse_json_object(raw, vendor, status)
-    finally:
-        await replies.aclose()
-    raise BackendError(vendor, "empty response")  # unreachable: attempt yields once or raises
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BackendError(vendor, "malformed JSON from the server", status, raw) from None
 
 
 def parse_json_object(raw: bytes | str, vendor: str, status: int | None) -> dict:
-    try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise BackendError(vendor, "malformed JSON from the server", status, raw) from None
+    value = parse_json(raw, vendor, status)
     if not isinstance(value, dict):
         raise BackendError(vendor, "expected a JSON object from the server", status, raw)
     return value
@@ -334,7 +339,7 @@ MAX_TRAILING = 16
 
 
 async def sse_json(response: httpx.Response, vendor: str,
-                   last: Callable[[dict], bool] | None = None) -> AsyncIterator[dict]:
+                   last: Callable[[dict], bool] | None = None) -> AsyncGenerator[dict, None]:
     """The JSON objects of an SSE stream (httpx-sse does the framing: comments, multi-line `data:`, CRLF).
 
     Blank keep-alive events are skipped and `[DONE]` ends the stream; anything else that is not a JSON object
@@ -378,10 +383,10 @@ async def _drain(rest: AsyncIterator) -> None:
             return
 
 
-async def ndjson(response: httpx.Response, vendor: str, done_key: str = "done") -> AsyncIterator[dict]:
+async def ndjson_json(response: httpx.Response, vendor: str, done_key: str = "done") -> AsyncGenerator[dict, None]:
     """The JSON objects of a newline-delimited JSON stream (Ollama) up to the one with `done_key` true, before which
     the rest of the body is read so the connection can be reused; blank lines are skipped."""
-    lines = response.aiter_lines()
+    lines = cast(AsyncGenerator[str, None], response.aiter_lines())  # an async generator, typed as an iterator
     try:
         async for line in lines:
             line = line.strip()
@@ -397,3 +402,107 @@ async def ndjson(response: httpx.Response, vendor: str, done_key: str = "done") 
             yield chunk
     finally:
         await lines.aclose()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The base of every HTTP backend
+
+
+class HttpBackend:
+    """What every HTTP backend (remote vendors, llama-server) shares: the endpoint, the API key, the client, the
+    retry rule, and the two request shapes (a streamed body, one JSON reply).
+
+    The client policy, one for all: the client passed in is borrowed (the kind registry passes the endpoint's pooled
+    client and gives it back itself); without one, the endpoint's pooled client is taken on first use, in the event
+    loop that uses it, and given back by `close()`. Paths are joined to `base_url()` per request, so the local
+    backend can point the same object at a restarted llama-server (which may have had to take another port)."""
+
+    def __init__(self, vendor: str, endpoint: str, settings: HttpSettings, api_key: str | None,
+                 client: httpx.AsyncClient | None = None):
+        self.vendor = vendor
+        self.endpoint = endpoint.rstrip("/")
+        self.http = settings
+        self._api_key = api_key
+        self._client = client
+        #: True while this object holds a pool reference of its own (given back on close).
+        self._holds_pool_ref = False
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"{type(self).__name__}({self.vendor!r}, {self.endpoint!r})"
+
+    async def base_url(self) -> str:
+        """The base URL for the next request."""
+        return self.endpoint
+
+    def auth_headers(self) -> dict[str, str]:
+        return bearer(self._api_key)
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = acquire_client(self.endpoint, self.http)
+            self._holds_pool_ref = True
+        return self._client
+
+    async def close(self) -> None:
+        if self._holds_pool_ref and self._client is not None:
+            client, self._client, self._holds_pool_ref = self._client, None, False
+            await release_client(client)
+
+    async def check_response(self, response: httpx.Response, path: str) -> None:
+        """Raise for a failed response (a backend may say more about some statuses)."""
+        await check_status(response, self.vendor)
+
+    def stream_json(self, path: str, body: dict, *, ndjson: bool = False,
+                    end_key: str | None = None) -> AsyncGenerator[dict, None]:
+        """POST `body` to `path` and yield the streamed JSON objects (SSE, or NDJSON with `ndjson`), retrying
+        failures that happen before the first object.
+
+        `end_key`: the key whose true value marks the last object; a stream that ends without it was cut off (the
+        server died), which is an error, not a short answer."""
+        headers = {**self.auth_headers(), "Accept": "application/x-ndjson" if ndjson else "text/event-stream"}
+        vendor = self.vendor
+
+        def is_last(chunk: dict) -> bool:
+            return end_key is not None and chunk.get(end_key) is True
+
+        async def attempt() -> AsyncGenerator[dict, None]:
+            url = join_url(await self.base_url(), path)
+            finished = end_key is None
+            try:
+                async with self.client.stream("POST", url, **json_post(body, headers)) as response:
+                    await self.check_response(response, path)
+                    chunks = (ndjson_json(response, vendor, end_key or "done") if ndjson
+                              else sse_json(response, vendor, last=is_last if end_key else None))
+                    async with contextlib.aclosing(chunks):
+                        async for chunk in chunks:
+                            yield chunk
+                            if is_last(chunk):
+                                finished = True
+                                return
+            except httpx.HTTPError as exc:
+                raise transport_error(vendor, exc, self.http) from None
+            if not finished:
+                raise BackendError(vendor, f"{path}: the stream ended before the generation did "
+                                           "(did the server stop?)")
+
+        return with_retries(attempt, vendor, self.http)
+
+    async def post_json(self, path: str, body: dict) -> Any:
+        """POST `body` to `path` and return the decoded JSON reply, with the same retry rule as the streams."""
+
+        async def attempt() -> AsyncGenerator[Any, None]:
+            url = join_url(await self.base_url(), path)
+            try:
+                response = await self.client.post(url, **json_post(body, self.auth_headers()))
+                await self.check_response(response, path)
+            except httpx.HTTPError as exc:
+                raise transport_error(self.vendor, exc, self.http) from None
+            yield parse_json(response.content, self.vendor, response.status_code)
+
+        replies = with_retries(attempt, self.vendor, self.http)
+        async with contextlib.aclosing(replies):
+            async for reply in replies:
+                return reply
+        raise BackendError(self.vendor, f"{path}: empty response")  # unreachable: attempt yields once or raises
+

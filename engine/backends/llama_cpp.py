@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator
 
 import httpx
 
@@ -29,91 +29,15 @@ MIN_EMBEDDING_TOKENS = 4
 EMBEDDING_PAD = " ."
 
 
-def _make_client(endpoint: str, settings: HttpSettings) -> httpx.AsyncClient:
-    """Loopback endpoints get a client that ignores proxy environment variables (trust_env=False)."""
-    return http_util.build_client(endpoint, settings)
+class LlamaCppHttp(http_util.HttpBackend):
+    """The llama-server flavour of the HTTP base: its vendor name and what its 404 and 501 mean."""
 
+    def __init__(self, endpoint: str, *, http: HttpSettings = HttpSettings(), api_key: str | None = None,
+                 client: httpx.AsyncClient | None = None):
+        super().__init__(VENDOR, endpoint, http, api_key, client)
 
-class _LlamaCppHttp:
-    """What every llama-server client shares: the endpoint, the HTTP client, the API key, the retry rule."""
-
-    def __init__(self, endpoint: str, settings: HttpSettings, api_key: str | None,
-                 client: httpx.AsyncClient | None):
-        self.endpoint = endpoint.rstrip("/")
-        self.settings = settings
-        self._api_key = api_key
-        self._client = client
-        self._owns_client = client is None
-
-    def __repr__(self) -> str:  # never show the API key
-        return f"{type(self).__name__}({self.endpoint!r})"
-
-    async def base_url(self) -> str:
-        """The server's base URL for the next request (overridden by the local backend)."""
-        return self.endpoint
-
-    @property
-    def client(self) -> httpx.AsyncClient:
-        if self._client is None or self._client.is_closed:
-            self._client = _make_client(self.endpoint, self.settings)
-            self._owns_client = True
-        return self._client
-
-    def _headers(self) -> dict[str, str]:
-        return http_util.bearer(self._api_key)
-
-    async def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
-
-    async def _stream_events(self, path: str, body: dict[str, Any], *, done_key: str | None) -> AsyncIterator[dict]:
-        """POST `body` and yield the SSE events as dicts, retrying failures that happen before the first event.
-
-        `done_key`: the event key that marks the last event (`stop` for /completion and /infill); a stream that
-        ends without it was cut off (the server died), which is an error, not a short completion."""
-
-        async def attempt() -> AsyncIterator[dict]:
-            url = http_util.join_url(await self.base_url(), path)
-            finished = done_key is None
-            try:
-                async with self.client.stream("POST", url, json=body, headers=self._headers()) as response:
-                    await _check_status(response, path)
-                    async for event in http_util.sse_json(
-                            response, VENDOR, last=lambda e: done_key is not None and e.get(done_key) is True):
-                        if done_key is not None and event.get(done_key) is True:
-                            finished = True
-                        yield event
-                        if finished and done_key is not None:
-                            return
-            except httpx.HTTPError as exc:
-                raise http_util.transport_error(VENDOR, exc, self.settings) from None
-            if not finished:
-                raise BackendError(VENDOR, f"{path}: the stream ended before the generation did "
-                                           "(did llama-server stop?)")
-
-        events = http_util.with_retries(attempt, VENDOR, self.settings)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                yield event
-
-    async def _post_json(self, path: str, body: dict[str, Any]) -> Any:
-        """POST and decode the JSON reply (object or list), retrying connection resets and 5xx with backoff."""
-
-        async def attempt() -> AsyncIterator[Any]:
-            url = http_util.join_url(await self.base_url(), path)
-            try:
-                response = await self.client.post(url, json=body, headers=self._headers())
-                await _check_status(response, path)
-                yield _decode_json(response.content, response.status_code, path)
-            except httpx.HTTPError as exc:
-                raise http_util.transport_error(VENDOR, exc, self.settings) from None
-
-        results = http_util.with_retries(attempt, VENDOR, self.settings)
-        async with contextlib.aclosing(results):
-            async for result in results:
-                return result
-        raise BackendError(VENDOR, f"{path}: empty response")
+    async def check_response(self, response: httpx.Response, path: str) -> None:
+        await _check_status(response, path)
 
 
 async def _check_status(response: httpx.Response, path: str) -> None:
@@ -126,13 +50,6 @@ async def _check_status(response: httpx.Response, path: str) -> None:
     await http_util.check_status(response, VENDOR)
 
 
-def _decode_json(raw: bytes, status: int, path: str) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise BackendError(VENDOR, f"{path}: malformed JSON from the server", status, raw) from None
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Completion
 
@@ -142,6 +59,8 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
     body: dict[str, Any]
     if use_infill:
         body = {"input_prefix": prompt.prefix, "input_suffix": prompt.suffix or ""}
+        if prompt.context:  # the server builds the model's repo-level form (FIM_REP/FIM_SEP) or separates chunks
+            body["input_extra"] = [{"filename": s.filename, "text": s.text} for s in prompt.context]
     else:
         body = {"prompt": prompt.text}
     body.update({
@@ -152,6 +71,10 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         "cache_prompt": True,
         "stream": True,
     })
+    if options.time_budget_ms:  # 0 (one line) is cut client-side: llama-server would stop after its first newline
+        body["t_max_predict_ms"] = options.time_budget_ms  # counted from the first token; ends at a line break
+    if options.slot is not None:
+        body["id_slot"] = options.slot
     return body
 
 
@@ -195,24 +118,26 @@ def event_text(event: dict, path: str) -> str:
     return content
 
 
-class LlamaCppCompletion(_LlamaCppHttp):
+class LlamaCppCompletion(LlamaCppHttp):
     """A completion stream over llama-server. `use_infill=True`: `/infill` with the model's own FIM tokens
     (`native_fim`); otherwise `/completion` with the already templated prompt."""
 
     def __init__(self, endpoint: str, *, use_infill: bool = False, http: HttpSettings = HttpSettings(),
                  api_key: str | None = None, client: httpx.AsyncClient | None = None):
-        super().__init__(endpoint, http, api_key, client)
+        super().__init__(endpoint, http=http, api_key=api_key, client=client)
         self.use_infill = use_infill
         self.native_fim = use_infill
+        #: `/infill` takes other files' snippets as `input_extra`, not in the prompt text.
+        self.native_context = use_infill
 
     @property
     def path(self) -> str:
         return "/infill" if self.use_infill else "/completion"
 
     async def generate(self, prompt: Prompt, options: CompletionOptions,
-                       stats: GenerationStats | None = None) -> AsyncIterator[str]:
+                       stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
         path = self.path
-        events = self._stream_events(path, completion_body(prompt, options, self.use_infill), done_key="stop")
+        events = self.stream_json(path, completion_body(prompt, options, self.use_infill), end_key="stop")
         async with contextlib.aclosing(events):
             async for event in events:
                 last = event.get("stop") is True
@@ -224,16 +149,38 @@ class LlamaCppCompletion(_LlamaCppHttp):
                     return
 
 
+    async def warm(self, prompt: Prompt) -> None:
+        """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle)."""
+        body = completion_body(prompt, CompletionOptions(max_decoding_tokens=1, seed=0), self.use_infill)
+        body.update(n_predict=0, stream=False)
+        await self.post_json(self.path, body)
+
+    async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
+                               stats: GenerationStats | None = None) -> list[str]:
+        """`count` completions from one prefill (`n_cmpl`: the prompt is processed once and copied to `count`
+        slots), instead of `count` requests that each process it. Not streamed: the choices come together."""
+        body = completion_body(prompt, options, self.use_infill)
+        body.update({"stream": False, "n_cmpl": count})
+        reply = await self.post_json(self.path, body)
+        results = reply if isinstance(reply, list) else [reply]
+        if not all(isinstance(r, dict) for r in results):
+            raise BackendError(VENDOR, f"{self.path}: malformed reply to n_cmpl", None, json.dumps(reply)[:200])
+        results.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+        if results:
+            fill_stats(stats, results[0])
+        return [event_text(r, self.path) for r in results]
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Chat
 
 
-class LlamaCppChat(_LlamaCppHttp):
+class LlamaCppChat(LlamaCppHttp):
     """`/v1/chat/completions`, streamed; the server applies the model's (or the configured) chat template."""
 
     def __init__(self, endpoint: str, *, model: str | None = None, http: HttpSettings = HttpSettings(),
                  api_key: str | None = None, client: httpx.AsyncClient | None = None):
-        super().__init__(endpoint, http, api_key, client)
+        super().__init__(endpoint, http=http, api_key=api_key, client=client)
         self.model = model
 
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
@@ -243,9 +190,9 @@ class LlamaCppChat(_LlamaCppHttp):
         body["stream"] = True
         return body
 
-    async def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+    async def chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         path = "/v1/chat/completions"
-        events = self._stream_events(path, self.build_body(request), done_key=None)
+        events = self.stream_json(path, self.build_body(request))
         async with contextlib.aclosing(events):
             async for event in events:
                 choices = event.get("choices")
@@ -295,17 +242,17 @@ def _mean(rows: list[list[float]]) -> list[float]:
     return [sum(column) / len(rows) for column in zip(*rows)]
 
 
-class LlamaCppEmbedding(_LlamaCppHttp):
+class LlamaCppEmbedding(LlamaCppHttp):
     def __init__(self, endpoint: str, *, http: HttpSettings = HttpSettings(), api_key: str | None = None,
                  client: httpx.AsyncClient | None = None):
-        super().__init__(endpoint, http, api_key, client)
+        super().__init__(endpoint, http=http, api_key=api_key, client=client)
         self._use_v1: bool | None = None
 
     async def _pad(self, text: str) -> str:
         """Pad inputs shorter than MIN_EMBEDDING_TOKENS tokens (only short texts are tokenized, ~1 ms each)."""
         if len(text) >= 8 * MIN_EMBEDDING_TOKENS:
             return text
-        tokens = await self._post_json("/tokenize", {"content": text, "add_special": False})
+        tokens = await self.post_json("/tokenize", {"content": text, "add_special": False})
         count = len(tokens.get("tokens", [])) if isinstance(tokens, dict) else 0
         missing = MIN_EMBEDDING_TOKENS - count
         return text + EMBEDDING_PAD * missing if missing > 0 else text
@@ -314,29 +261,29 @@ class LlamaCppEmbedding(_LlamaCppHttp):
         text = await self._pad(text)
         if not self._use_v1:
             try:
-                vector = parse_embedding(await self._post_json("/embedding", {"content": text}), "/embedding")
+                vector = parse_embedding(await self.post_json("/embedding", {"content": text}), "/embedding")
                 self._use_v1 = False
                 return vector
             except BackendError as exc:
                 if exc.status != 404 or self._use_v1 is False:
                     raise
                 self._use_v1 = True  # a server without /embedding: the OpenAI-compatible route
-        return parse_embedding(await self._post_json("/v1/embeddings", {"input": text}), "/v1/embeddings")
+        return parse_embedding(await self.post_json("/v1/embeddings", {"input": text}), "/v1/embeddings")
 
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Tokenizer and properties
 
 
-class LlamaCppTokenizer(_LlamaCppHttp):
+class LlamaCppTokenizer(LlamaCppHttp):
     """Token counts from the server's own tokenizer, for the prompt budget."""
 
     def __init__(self, endpoint: str, client: httpx.AsyncClient | None = None, *,
                  http: HttpSettings = HttpSettings(), api_key: str | None = None):
-        super().__init__(endpoint, http, api_key, client)
+        super().__init__(endpoint, http=http, api_key=api_key, client=client)
 
     async def tokenize(self, text: str) -> list[int]:
-        reply = await self._post_json("/tokenize", {"content": text, "add_special": False})
+        reply = await self.post_json("/tokenize", {"content": text, "add_special": False})
         tokens = reply.get("tokens") if isinstance(reply, dict) else None
         if not isinstance(tokens, list):
             raise BackendError(VENDOR, "/tokenize: no `tokens` list in the reply", None, json.dumps(reply)[:200])
@@ -354,37 +301,26 @@ def _unretried(error: BaseException) -> BaseException:
 async def fetch_props(endpoint: str, *, client: httpx.AsyncClient | None = None,
                       http: HttpSettings = HttpSettings(), api_key: str | None = None) -> dict:
     """`GET /props`: slots, context size per slot, chat template, model path."""
-    own = client is None
-    client = client or _make_client(endpoint, http)
-    try:
-        response = await client.get(http_util.join_url(endpoint, "/props"), headers=http_util.bearer(api_key))
-        await _check_status(response, "/props")
-        reply = _decode_json(response.content, response.status_code, "/props")
-    except httpx.HTTPError as exc:
-        raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
-    finally:
-        if own:
-            await client.aclose()
-    if not isinstance(reply, dict):
-        raise BackendError(VENDOR, "/props: expected a JSON object", None, json.dumps(reply)[:200])
-    return reply
+    async with http_util.borrowed_client(endpoint, http, client) as borrowed:
+        try:
+            response = await borrowed.get(http_util.join_url(endpoint, "/props"), headers=http_util.bearer(api_key))
+            await _check_status(response, "/props")
+        except httpx.HTTPError as exc:
+            raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
+    return http_util.parse_json_object(response.content, VENDOR, response.status_code)
 
 
 async def supports_infill(endpoint: str, *, client: httpx.AsyncClient | None = None,
                           http: HttpSettings = HttpSettings(), api_key: str | None = None) -> bool:
     """Whether `/infill` works (the model has FIM tokens). `/props` does not say, so ask for one token:
     llama-server answers 501 for a model without FIM tokens."""
-    own = client is None
-    client = client or _make_client(endpoint, http)
     body = {"input_prefix": "a", "input_suffix": "", "n_predict": 1, "temperature": 0, "cache_prompt": False}
-    try:
-        response = await client.post(http_util.join_url(endpoint, "/infill"), json=body,
-                                     headers=http_util.bearer(api_key))
-    except httpx.HTTPError as exc:
-        raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
-    finally:
-        if own:
-            await client.aclose()
+    async with http_util.borrowed_client(endpoint, http, client) as borrowed:
+        try:
+            response = await borrowed.post(http_util.join_url(endpoint, "/infill"),
+                                           **http_util.json_post(body, http_util.bearer(api_key)))
+        except httpx.HTTPError as exc:
+            raise _unretried(http_util.transport_error(VENDOR, exc, http)) from None
     if response.status_code == 200:
         return True
     if response.status_code in (400, 404, 501):

@@ -28,7 +28,7 @@ class MistralCompletion(OpenAICompletion):
                          include_usage=False, **kwargs)
 
     def build_body(self, prompt: Prompt, options: CompletionOptions) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "prompt": prompt.prefix}
+        body: dict[str, Any] = {"model": self.model, "prompt": prompt.prefix_with_context}
         if prompt.suffix is not None:
             body["suffix"] = prompt.suffix
         body.update(max_tokens=options.max_decoding_tokens, temperature=options.sampling_temperature,

@@ -7,16 +7,15 @@ suffix as `suffix` and let Ollama's model template insert the model's FIM tokens
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator
+from typing import Any, AsyncGenerator
 
 import httpx
 
 from ..config import HttpSettings
 from ..errors import BackendError
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
-from . import http
 from .chat_normalize import ChatNormalizer
-from .openai import HttpBackend
+from .http import HttpBackend
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:11434"
 
@@ -51,16 +50,15 @@ class OllamaCompletion(HttpBackend):
     def build_body(self, prompt: Prompt, options: CompletionOptions) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model}
         if self.native_fim and prompt.suffix is not None:
-            body.update(prompt=prompt.prefix, suffix=prompt.suffix)
+            body.update(prompt=prompt.prefix_with_context, suffix=prompt.suffix)
         else:
-            body.update(prompt=prompt.prefix if self.native_fim else prompt.text, raw=True)
+            body.update(prompt=prompt.prefix_with_context if self.native_fim else prompt.text, raw=True)
         body.update(stream=True, options=_options(options))
         return body
 
     async def generate(self, prompt: Prompt, options: CompletionOptions,
-                       stats: GenerationStats | None = None) -> AsyncIterator[str]:
-        url = http.join_url(self.endpoint, "/api/generate")
-        chunks = self._stream_json(url, self.build_body(prompt, options), ndjson=True)
+                       stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
+        chunks = self.stream_json("/api/generate", self.build_body(prompt, options), ndjson=True, end_key="done")
         async with contextlib.aclosing(chunks):
             async for chunk in chunks:
                 text = _text(chunk, "response", self.vendor)
@@ -92,9 +90,8 @@ class OllamaChat(HttpBackend):
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
         return self.normalizer.normalize({**request.to_openai(), "stream": True})
 
-    async def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
-        url = http.join_url(self.endpoint, "/api/chat")
-        chunks = self._stream_json(url, self.build_body(request), ndjson=True)
+    async def chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        chunks = self.stream_json("/api/chat", self.build_body(request), ndjson=True, end_key="done")
         async with contextlib.aclosing(chunks):
             async for chunk in chunks:
                 text = _text(chunk, "message", self.vendor)
@@ -110,8 +107,7 @@ class OllamaEmbedding(HttpBackend):
         self.model = model
 
     async def embed(self, text: str) -> list[float]:
-        url = http.join_url(self.endpoint, "/api/embed")
-        response = await self._post_json(url, {"model": self.model, "input": text})
+        response = await self.post_json("/api/embed", {"model": self.model, "input": text})
         try:
             vector = response["embeddings"][0]
         except (KeyError, IndexError, TypeError):

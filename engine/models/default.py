@@ -12,7 +12,7 @@ import json
 import os
 from pathlib import Path
 
-from ..api import StatusCallback, StatusEvent
+from ..types import StatusCallback, StatusEvent
 from ..errors import ModelError
 from .registry import DEFAULT_DIR
 

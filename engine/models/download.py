@@ -53,8 +53,8 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _is_sha256(value: str | None) -> bool:
-    return bool(value) and len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower())
+def _is_sha256(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value.lower())
 
 
 def _tqdm_class(settings: DownloadSettings, progress: ProgressCallback | None, label: str):
@@ -173,7 +173,7 @@ def _hub_sha256(local_dir: Path, file: str) -> str | None:
         return None
     meta = read_download_metadata(local_dir, file)
     etag = meta.etag if meta is not None else None
-    return etag.lower() if _is_sha256(etag) else None
+    return etag.lower() if etag is not None and _is_sha256(etag) else None
 
 
 def _remove_download(local_dir: Path, file: str) -> None:

@@ -15,22 +15,18 @@ from __future__ import annotations
 import functools
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..errors import ModelError
+from ..prompt import PromptTemplate
+from ..tomlfiles import read_packaged
 from .spec import TABBY_JSON, is_tabby_dir
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 DEFAULT_DIR = "_default"
 _SEGMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_REGISTRY_FILE = Path(__file__).with_name("registry.toml")
+_REGISTRY_FILE = "registry.toml"
 _SPLIT = re.compile(r"-(\d{5})-of-(\d{5})\.gguf$", re.IGNORECASE)
 
 
@@ -132,8 +128,22 @@ class KnownModel:
     id: str
     repo: str
     files: tuple[KnownFile, ...]
+    #: A template family of engine/templates.toml (by name, so that the family's stop words come with it).
     prompt_template: str | None = None
     chat_template: str | None = None
+
+
+def _template_family(value: object, where: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or "{" in value:
+        raise ModelError(f"{where}: prompt_template must name a template family of engine/templates.toml, "
+                         f"got {value!r}")
+    try:
+        PromptTemplate.from_setting(value)
+    except ValueError as exc:
+        raise ModelError(f"{where}: {exc}") from None
+    return value
 
 
 def _parse_registry(data: dict, source: str) -> dict[str, KnownModel]:
@@ -147,14 +157,14 @@ def _parse_registry(data: dict, source: str) -> dict[str, KnownModel]:
             raise ModelError(f"{where}: each entry needs repo and files = [{{file, sha256}}] ({exc})") from None
         if not files:
             raise ModelError(f"{where}: files is empty")
-        models[model_id] = KnownModel(model_id, repo, files, entry.get("prompt_template"), entry.get("chat_template"))
+        models[model_id] = KnownModel(model_id, repo, files, _template_family(entry.get("prompt_template"), where),
+                                      entry.get("chat_template"))
     return models
 
 
 @functools.lru_cache(maxsize=1)
 def load_registry() -> dict[str, KnownModel]:
-    with _REGISTRY_FILE.open("rb") as handle:
-        return _parse_registry(tomllib.load(handle), str(_REGISTRY_FILE))
+    return _parse_registry(read_packaged("engine.models", _REGISTRY_FILE), _REGISTRY_FILE)
 
 
 def known_model(model_id: ModelId) -> KnownModel | None:

@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-#: File extension → LSP languageId, for when --language is not given.
-EXTENSIONS: dict[str, str] = {
-    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript",
-    ".jsx": "javascriptreact", ".ts": "typescript", ".tsx": "typescriptreact", ".rs": "rust", ".go": "go",
-    ".java": "java", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
-    ".hh": "cpp", ".cs": "csharp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".kts": "kotlin",
-    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".sh": "shellscript", ".bash": "shellscript",
-    ".r": "r", ".dart": "dart", ".ex": "elixir", ".exs": "elixir", ".ml": "ocaml", ".sql": "sql",
-    ".html": "html", ".css": "css", ".md": "markdown", ".json": "json", ".toml": "toml", ".yaml": "yaml",
-    ".yml": "yaml", ".sol": "solidity", ".hs": "haskell", ".jl": "julia", ".pl": "perl", ".tex": "latex",
-}
+from engine.languages import language_id_for_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,9 +41,8 @@ def parse_location(value: str) -> tuple[Path, int, int]:
 
 
 def language_for(path: Path, given: str | None) -> str:
-    if given:
-        return given
-    return EXTENSIONS.get(path.suffix.lower(), "plaintext")
+    """--language when given, else the languageId of the file's extension (engine/languages.toml)."""
+    return given or language_id_for_path(path)
 
 
 def cli_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -104,7 +92,7 @@ async def complete_at(path: Path, line: int, col: int, language: str, overrides:
                       config_path: Path | None, status: StderrStatus) -> str | None:
     from engine.errors import ConfigError
     from lsp_server.config import SettingsStore, config_file_path, load_config_file
-    from lsp_server.context import build_context
+    from lsp_server.context import Window, build_context
     from lsp_server.documents import UTF32, Document
     from lsp_server.pipeline import CompletionService
 
@@ -120,7 +108,7 @@ async def complete_at(path: Path, line: int, col: int, language: str, overrides:
     if line - 1 >= doc.line_count:
         raise ValueError(f"{path} has {doc.line_count} lines; line {line} does not exist")
     ctx = build_context(doc, line - 1, col - 1, UTF32, policy=settings.multiline, indent_unit=settings.indent_unit,
-                        filepath=str(path))
+                        filepath=str(path), window=Window.for_model(settings.engine.completion))
     service = CompletionService(settings, status)
     try:
         status.say(f"completing {path}:{line}:{col} ({language}, {'multi' if ctx.multiline else 'single'}-line)")

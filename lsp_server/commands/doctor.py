@@ -17,6 +17,7 @@ from typing import Any
 
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ConfigError, InfillError
+from engine.prompt import PromptTemplate
 
 SAMPLE_PREFIX = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n    '
 SAMPLE_SUFFIX = "\n\nprint(fibonacci(10))\n"
@@ -87,8 +88,8 @@ def measure_completion(base_url: str, *, fim: bool, prompt_template: str | None 
         body.update(input_prefix=prefix, input_suffix=suffix)
     else:
         endpoint = "/completion"
-        body["prompt"] = (prompt_template.replace("{prefix}", prefix).replace("{suffix}", suffix)
-                          if prompt_template else prefix)
+        # a family name or a template string, rendered as the engine renders it
+        body["prompt"] = PromptTemplate.from_setting(prompt_template).render(prefix, suffix)
     parts: list[str] = []
     first: float | None = None
     timings: dict[str, Any] = {}
@@ -252,7 +253,8 @@ def format_report(report: Report) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Warnings (e.g. "prefix-only") appear as rows of the report; keep logging's last-resort handler from repeating them.
+    # Warnings (e.g. "prefix-only") appear as rows of the report; keep logging's last-resort handler from repeating
+    # them.
     logging.getLogger("engine").addHandler(logging.NullHandler())
     report = check(args, on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.json:

@@ -24,7 +24,7 @@ def cut_before_suffix_lines(text: str, ctx: PostprocessContext) -> str | None:
         tail = content[position:]
         if len(tail) > len(wanted):
             continue
-        if all(full[i].rstrip() == wanted[k] for k, i in enumerate(tail)):
+        if all((full[i] or "").rstrip() == wanted[k] for k, i in enumerate(tail)):  # tail: lines that are not None
             if start == 0:
                 return None
             return "\n".join(lines[:start]).rstrip()

@@ -98,3 +98,21 @@ async def test_typing_replay_smoke_answers_every_request(llama_server_binary: st
     assert set(report["ratios"]) >= {"prefilled_tokens_per_call", "latency_ms_median"}
     table = typing_replay.format_table(report["summary"], report["ratios"])
     assert "requests answered (%) | 100.0 | 100.0" in table
+
+
+async def test_typing_replay_accepting_user_smoke(llama_server_binary: str, tiny_model: Path, tmp_path: Path):
+    source = tmp_path / "sample.py"
+    source.write_text("def area(w, h):\n    return w * h\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n")
+    args = typing_replay.build_parser().parse_args(
+        [str(source), "--model", str(tiny_model), "--binary", llama_server_binary, "--cps", "40",
+         "--line-pause", "0.1", "--max-keystrokes", "15", "--start-fraction", "0.5", "--quiet",
+         "--user", "accepting", "--variant", "ours"])
+    report = await typing_replay.run(args)
+    summary = report["summary"]["ours"]
+    # The random-weight model is never right, so the user types everything and every keystroke asks.
+    assert summary["region_chars"] == len("return 2 * (w + h)")
+    assert summary["typed_keystrokes"] + summary["accepts"] == summary["actions"]
+    assert summary["answered_share"] == 100.0 and summary["errors"] == 0
+    assert summary["prefetch"]["prefetch_stale_running"] == 0
+    table = typing_replay.format_table(report["summary"], report["ratios"])
+    assert "keystrokes saved" in table

@@ -60,7 +60,9 @@ def record_status(client: LanguageClient) -> list[dict[str, Any]]:
 def remote_options(base_url: str, **extra: Any) -> dict[str, Any]:
     """Point the server at the session's llama-server via its FIM endpoint (fast: no model start per server)."""
     return {"completion": {"kind": "llama.cpp/infill", "api_endpoint": base_url}, "debounce": {"mode": "fixed",
-            "fixed_ms": 0}, "max_tokens": 16, **extra}
+            "fixed_ms": 0}, "max_tokens": 16,
+            # no interactive deadline: on a loaded machine it would cut generations and make results timing-dependent
+            "request_timeout": 3600.0, **extra}
 
 
 async def wait_status(client: LanguageClient, kind: str, timeout: float = 60.0) -> dict[str, Any]:

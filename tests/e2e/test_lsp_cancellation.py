@@ -22,6 +22,9 @@ pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")
 
 #: Long enough that an unstopped generation would run for about a second on the tiny model.
 BUDGET = 1500
+#: These tests count the tokens llama-server generates: no prefetch adding generations of its own, no time box
+#: ending them early (tests/e2e/test_lsp_speculation.py covers both).
+NO_SPECULATION = {"prefetch": False, "time_budget_ms": 0, "invoked_time_budget_ms": 0}
 
 
 @pytest_lsp.fixture(scope="module", config=config())
@@ -29,7 +32,8 @@ async def client(lsp_client: LanguageClient, llama_server: str):
     record_status(lsp_client)
     await lsp_client.initialize_session(types.InitializeParams(
         capabilities=capabilities(["utf-16"]),
-        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0)))
+        initialization_options=remote_options(llama_server, max_tokens=BUDGET, temperature=0.0,
+                                              speculation=NO_SPECULATION)))
     await wait_status(lsp_client, "ready")
     yield
     await lsp_client.shutdown_session()
@@ -77,8 +81,9 @@ async def _supersede_once(client: LanguageClient, llama_server: str, text: str, 
     if await wait_generating(llama_server, min_decoded=5, pending=older) is None:
         await older
         return "answered before llama-server had generated 5 tokens"
-    # … is superseded by a newer request for the same document (answered from the cache at once)
-    newer = await complete(client, uri, 0, 4)
+    # … is superseded by a newer request for the same document (answered from the cache at once: an automatic one,
+    # since an explicit request always asks the model afresh)
+    newer = await complete(client, uri, 0, 4, invoked=False)
     assert [i.insert_text for i in newer.items] == [i.insert_text for i in cached_first.items]
     old_result = await older
     decoded = await predicted_tokens_when_idle(llama_server) - before

@@ -73,8 +73,14 @@ async def test_pull_configuration_when_change_has_no_settings(client: LanguageCl
     assert not (await complete(client, uri, 1, 4)).items
     event = await wait_status(client, "disabled")
     assert "enabled" in event["message"]
+    mark = len(client.infill_status)  # type: ignore[attr-defined]
     client.set_configuration({"max_tokens": 12, "enabled": True}, section="infill")
     change(client, None)
+    # Turned back on: the status says so before anything is typed.
+    deadline = asyncio.get_running_loop().time() + 60
+    while not any(e["kind"] == "ready" for e in client.infill_status[mark:]):  # type: ignore[attr-defined]
+        assert asyncio.get_running_loop().time() < deadline, client.infill_status  # type: ignore[attr-defined]
+        await asyncio.sleep(0.02)
     assert (await complete(client, uri, 1, 4)).items
 
 

@@ -96,7 +96,7 @@ async def test_backend_crash_mid_request(client: LanguageClient):
     # On a loaded machine the request can still finish (or the new setting arrive late) before the kill:
     # then the crash missed the request, and the scenario is tried again on the restarted llama-server.
     killed: list[int] = []
-    for attempt in range(3):
+    for _ in range(3):
         children = await wait_new_child(server_pid, killed)
         killed.extend(children)
         uri = open_doc(client, "print(")  # a new document each round, so the cache never answers it

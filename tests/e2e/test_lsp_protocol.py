@@ -116,9 +116,12 @@ async def test_incremental_changes_are_applied(client: LanguageClient):
 async def test_repeated_request_is_answered_from_cache(client: LanguageClient):
     uri = open_doc(client, "def mul(a, b):\n    ")
     first = await complete(client, uri, 1, 4)
-    second = await complete(client, uri, 1, 4)
+    second = await complete(client, uri, 1, 4, invoked=False)
     assert first.items and [i.insert_text for i in first.items] == [i.insert_text for i in second.items]
     assert second.items[0].command.arguments[0]["source"] == "cache"
+    # an explicit request wants fresh choices: it asks the model, not the single answer already cached
+    third = await complete(client, uri, 1, 4)
+    assert third.items and third.items[0].command.arguments[0]["source"] == "model"
 
 
 async def test_excluded_file_gets_nothing_and_status_says_why(client: LanguageClient):
@@ -160,7 +163,7 @@ async def test_request_for_unopened_document_is_answered(client: LanguageClient)
 
 
 async def test_notifications_do_not_accumulate_state(client: LanguageClient):
-    for n in range(20):
+    for _ in range(20):
         uri = open_doc(client, "x = 1\n")
         edit(client, uri, 2, 1, 0, "y")
         client.text_document_did_close(types.DidCloseTextDocumentParams(

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -129,17 +130,7 @@ class Nvim:
 
 def processes_with_env(name: str, value: str) -> list[str]:
     """Command lines of live processes whose environment has name=value (Linux /proc), to find orphans."""
-    needle = f"{name}={value}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
-        except OSError:
-            continue
-    return found
+    return [cmd for _, cmd in pids_with_env(name, value)]
 
 
 INIT_LUA = """
@@ -154,6 +145,13 @@ require('infill').setup({{
   cmd = {cmd},
   settings = vim.json.decode({settings}),
 }})
+-- Record every status the server reports: the status is one per server, so a late answer for another buffer may
+-- replace a per-file one before a test looks at it.
+_G.infill_test_statuses = {{}}
+vim.api.nvim_create_autocmd('User', {{
+  pattern = 'InfillStatus',
+  callback = function(ev) table.insert(_G.infill_test_statuses, ev.data) end,
+}})
 -- Record what the client sends the server, to check the acceptance reports.
 _G.infill_test_sent = {{}}
 vim.api.nvim_create_autocmd('LspAttach', {{
@@ -166,9 +164,18 @@ vim.api.nvim_create_autocmd('LspAttach', {{
         table.insert(_G.infill_test_sent, {{ method = method, params = params }})
         return notify(self, method, params)
       end
-      client.request = function(self, method, params, ...)
-        table.insert(_G.infill_test_sent, {{ method = method, params = params }})
-        return request(self, method, params, ...)
+      client.request = function(self, method, params, handler, ...)
+        local entry = {{ method = method, params = params, answered = false }}
+        table.insert(_G.infill_test_sent, entry)
+        -- Record the answer too, so a test can wait for it instead of for time to pass.
+        local inner = handler
+        if inner then
+          handler = function(err, result, ...)
+            entry.answered, entry.result, entry.err = true, result, err
+            return inner(err, result, ...)
+          end
+        end
+        return request(self, method, params, handler, ...)
       end
     end
   end,
@@ -189,7 +196,13 @@ def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Nvim]:
     workdir = tmp_path_factory.mktemp("nvim")
     settings = {
-        "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary}},
+        "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary,
+                       # A whole-slot batch (/infill then keeps almost no input_extra, not even llama-server's repo
+                       # header) and workspace context from yanks only: the tiny model's meaningless but
+                       # deterministic suggestions stay the ones these tests pick their texts by.
+                       "batch_size": 2048}},
+        "context": {"open_documents": False, "recent_edits": False, "recent_views": False,
+                    "workspace_files": False, "definitions": False},
         "max_tokens": 24,
         "multiline": "always",
         "temperature": 0.0,  # the same suggestion for the same text, run after run
@@ -370,6 +383,149 @@ def test_infill_commands_status_log_restart(nvim: Nvim, tmp_path: Path) -> None:
     assert ghost["lines"][0]
 
 
+def test_yank_is_sent_to_the_server_as_context(nvim: Nvim, tmp_path: Path) -> None:
+    path = tmp_path / "yank.py"
+    open_file(nvim, path, "def helper_one(a):\n    return a * 2\n\nx = 1\n")
+    nvim.send("<Esc>ggyj")
+    yanks = nvim.wait_for(lambda: sent(nvim, "infill/didYank"), 10, "the infill/didYank notification")
+    assert yanks[-1]["text"] == "def helper_one(a):\n    return a * 2"
+    assert yanks[-1]["textDocument"]["uri"] == path.as_uri() and yanks[-1]["range"]["start"]["line"] == 0
+    # The server takes it into its ring of recent chunks (at its next flush).
+    ring = "vim.lsp.get_clients({ name = 'infill' })[1]:request_sync('infill/context', {}, 5000).result.ring"
+    nvim.wait_for(lambda: nvim.lua(ring) >= 1, 15, "the yank in the server's context ring")
+
+
+INLINE_REQUESTS = ("vim.tbl_filter(function(m) return m.method == 'textDocument/inlineCompletion' end, "
+                   "_G.infill_test_sent)")
+
+
+def inline_request_count(nvim: Nvim) -> int:
+    return nvim.lua(f"#{INLINE_REQUESTS}")
+
+
+def answer_at(nvim: Nvim, since: int, row: int, col: int) -> dict:
+    """Waits for the server's answer to the last inline completion request for the current buffer at (row, col)
+    made after the first `since` requests, and returns it: {'items': [...], 'error': message or None}. Counting
+    answers, not time: "nothing shown" means the server answered with nothing and no ghost text is drawn."""
+    def answered() -> dict | None:
+        entries = nvim.lua(
+            "(function() local uri = vim.uri_from_bufnr(0) return vim.tbl_map(function(m) return { "
+            "position = m.params.position, answered = m.answered, here = m.params.textDocument.uri == uri, "
+            "items = m.result and (m.result.items or m.result) or {}, error = m.err and m.err.message or vim.NIL } "
+            f"end, {INLINE_REQUESTS}) end)()") or []
+        at = [e for e in entries[since:] if e["here"] and e["position"] == {"line": row, "character": col}]
+        return at[-1] if at and at[-1]["answered"] else None
+    return nvim.wait_for(answered, GHOST_TIMEOUT, f"the server's answer at {row}:{col}")
+
+
+def status_kind(nvim: Nvim) -> str | None:
+    return nvim.lua("(require('infill.status').current() or {}).kind")
+
+
+def test_ghost_text_accepted_one_word(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "word.py", "def area(radius):\n")
+    ghost = type_and_wait_for_ghost_text(nvim, "Go    total = ")
+    shown = ghost["lines"][0]
+    nvim.send("<M-Right>")  # the plugin's default accept-word key
+    line = nvim.wait_for(lambda: (text := buffer_lines(nvim)[1]) != "    total = " and text, 10,
+                         "a word to be inserted")
+    word = line[len("    total = "):]
+    assert word.strip() and len(word.split()) == 1 and shown.startswith(word), (word, shown)
+    # The rest of the suggestion is still shown, and the server was told how much was taken.
+    rest = nvim.wait_for(lambda: ghost_text(nvim), GHOST_TIMEOUT, "the rest of the suggestion")
+    assert rest["lines"][0] == shown[len(word):], (rest, shown, word)
+    reports = nvim.wait_for(lambda: sent(nvim, "textDocument/didPartiallyAcceptCompletion"), 5, "the report")
+    assert reports[-1]["acceptedLength"] >= len(word)
+    nvim.send("<Esc>")
+
+
+def test_disable_takes_effect_and_enable_restores(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "toggle.py", "def area(radius):\n")
+    nvim.send("<Esc>:Infill disable<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "disabled", READY_TIMEOUT, "the status to say disabled")
+    since = inline_request_count(nvim)
+    nvim.send("Go    scale = ")
+    answer = answer_at(nvim, since, 1, len("    scale = "))
+    assert answer["items"] == [] and answer["error"] is None, answer
+    assert ghost_text(nvim) is None
+    nvim.send("<Esc>:Infill enable<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the status to say ready again")
+    assert type_and_wait_for_ghost_text(nvim, "A1")["lines"][0]
+    nvim.send("<Esc>")
+
+
+def test_excluded_file_gets_nothing(nvim: Nvim, tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text("DATABASE_URL=postgres://localhost/app\n")
+    nvim.send(f"<Esc>:edit! {path}<CR>")
+    nvim.wait_for(lambda: nvim.lua("#vim.lsp.get_clients({ bufnr = 0, name = 'infill' }) > 0"), READY_TIMEOUT,
+                  "the infill client to attach")
+    since = inline_request_count(nvim)
+    statuses_before = nvim.lua("#_G.infill_test_statuses")
+    nvim.send("GoSECRET_KEY=")
+    answer = answer_at(nvim, since, 1, len("SECRET_KEY="))
+    assert answer["items"] == [] and answer["error"] is None, answer
+    assert ghost_text(nvim) is None
+    # The server said why (the status event; a late answer for another buffer may already have replaced it).
+    nvim.wait_for(lambda: [e for e in nvim.lua("_G.infill_test_statuses")[statuses_before:]
+                           if e["kind"] == "disabled" and ".env" in e["message"]], READY_TIMEOUT,
+                  "a 'disabled' status naming .env")
+    # Only that file: another one gets suggestions again.
+    other = tmp_path / "after_env.py"
+    other.write_text("def area(radius):\n")
+    nvim.send(f"<Esc>:edit! {other}<CR>")
+    assert type_and_wait_for_ghost_text(nvim, "Go    return ")["lines"][0]
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the status to say ready again")
+    nvim.send("<Esc>")
+
+
+def test_dying_llama_server_shows_an_error_and_restart_recovers(nvim: Nvim, tmp_path: Path,
+                                                                tiny_model: Path) -> None:
+    open_file(nvim, tmp_path / "crash.py", "def area(radius):\n")
+    state = str(Path(nvim.socket).parent / "state")
+    killed: set[int] = set()
+
+    def llama_pids() -> list[int]:
+        return [pid for pid, cmd in pids_with_env("XDG_STATE_HOME", state)
+                if "llama-server" in cmd.split(" ", 1)[0] and str(tiny_model) in cmd]
+
+    def new_llama_server_or_error() -> list[int] | str | None:
+        if status_kind(nvim) == "error":
+            return "error"
+        return [pid for pid in llama_pids() if pid not in killed] or None
+
+    nvim.exec_lua("require('infill.status').notify_errors = false")  # no message box in the way of the keys
+    # Each kill is a crash; the supervisor restarts llama-server until it has crashed too often, then gives up.
+    while (found := nvim.wait_for(new_llama_server_or_error, READY_TIMEOUT, "a new llama-server or an error")) \
+            != "error":
+        for pid in found:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        assert len(killed) <= 20, "the supervisor never gave up"
+    assert "llama-server" in nvim.lua("require('infill.status').current().message")
+    nvim.send("<Esc>:Infill restart<CR>")
+    nvim.wait_for(lambda: status_kind(nvim) == "ready", READY_TIMEOUT, "the restarted server to be ready")
+    assert [pid for pid in llama_pids() if pid not in killed]
+    assert type_and_wait_for_ghost_text(nvim, "Go    r2 = ")["lines"][0]
+    nvim.send("<Esc>")
+
+
+def pids_with_env(name: str, value: str) -> list[tuple[int, str]]:
+    """(pid, command line) of live processes whose environment has name=value."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append((int(entry.name),
+                              (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")))
+        except OSError:
+            continue
+    return found
+
+
 LUA_UNITS = r"""
 vim.opt.runtimepath:prepend(PLUGIN)
 local accept = require('infill.accept')
@@ -407,6 +563,11 @@ for _, bad in ipairs({ { nope = 1 }, { cmd = {} }, { keymaps = { acept = 'x' } }
   local ok, err = pcall(config.resolve, bad)
   assert(not ok and err:match('^infill: '), 'bad options must raise an infill error: ' .. vim.inspect(bad))
 end
+local yank = require('infill.yank')
+local buf = vim.api.nvim_create_buf(true, false)
+eq(yank.params(buf, { operator = 'd', regcontents = { 'x' } }), nil, 'deletes are not yanks')
+eq(yank.params(buf, { operator = 'y', regcontents = { '  ' } }), nil, 'blank yanks are not sent')
+eq(yank.params(buf, { operator = 'y', regcontents = { 'a', 'b' } }).text, 'a\nb', 'yanked lines')
 print('lua units ok')
 """
 
@@ -420,6 +581,108 @@ def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
                             text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "lua units ok" in result.stdout + result.stderr
+
+
+# --- finding the server without configuration: `infill` on PATH, else the checkout's .venv/bin/infill -----------
+
+
+def fake_checkout(root: Path) -> dict[str, Path]:
+    """A copy of the plugin inside a checkout-shaped directory whose .venv/bin/infill runs this repository's server,
+    a PATH directory without `infill`, and a PATH directory with one."""
+    checkout = root / "checkout"
+    shutil.copytree(PLUGIN, checkout / "editors" / "neovim")
+    (checkout / "pyproject.toml").write_text("")
+    (checkout / "lsp_server").mkdir()
+    venv_infill = checkout / ".venv" / "bin" / "infill"
+    venv_infill.parent.mkdir(parents=True)
+    venv_infill.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}${{PYTHONPATH:+:$PYTHONPATH}}" '
+                           f'exec "{sys.executable}" -m lsp_server "$@"\n')
+    venv_infill.chmod(0o755)
+    empty = root / "empty-bin"
+    empty.mkdir()
+    on_path = root / "path-bin"
+    on_path.mkdir()
+    (on_path / "infill").write_text("#!/bin/sh\n")
+    (on_path / "infill").chmod(0o755)
+    return {"checkout": checkout, "plugin": checkout / "editors" / "neovim", "venv_infill": venv_infill,
+            "empty": empty, "on_path": on_path / "infill"}
+
+
+LUA_LOOKUP = r"""
+vim.opt.runtimepath:prepend(P.plugin)
+local server = require('infill.server')
+local function eq(a, b, what)
+  if not vim.deep_equal(a, b) then
+    error(('%s: expected %s, got %s'):format(what, vim.inspect(b), vim.inspect(a)), 2)
+  end
+end
+eq(server.checkout_root(), P.checkout, 'the checkout, from the plugin file path')
+vim.env.PATH = P.empty
+local cmd, tried = server.resolve({ 'infill', 'serve', '--stdio' })
+eq(cmd, { P.venv_infill, 'serve', '--stdio' }, "not on PATH: the checkout's .venv")
+eq(tried, { '`infill` on PATH', P.venv_infill }, 'the places looked at')
+vim.env.PATH = vim.fs.dirname(P.on_path)
+eq(server.resolve({ 'infill', 'serve', '--stdio' }), { P.on_path, 'serve', '--stdio' }, 'PATH comes first')
+eq(server.resolve({ P.venv_infill, 'serve' }), { P.venv_infill, 'serve' }, 'a configured command is kept')
+local none, why = server.resolve({ '/nonexistent/infill', 'serve' })
+eq({ none, why }, { nil, { 'cmd = /nonexistent/infill' } }, 'a configured command is not replaced by the lookup')
+-- Nowhere: setup() says where it looked and does not enable a server that cannot start.
+vim.env.PATH = P.empty
+assert(os.remove(P.venv_infill))
+local notes = {}
+vim.notify = function(msg, level) table.insert(notes, { msg, level }) end
+require('infill').setup({})
+eq(#notes, 1, 'one message')
+eq(notes[1][2], vim.log.levels.ERROR, 'an error')
+assert(notes[1][1]:find('`infill` on PATH, ' .. P.venv_infill, 1, true), notes[1][1])
+assert(notes[1][1]:find('scripts/setup.sh', 1, true), notes[1][1])
+eq(vim.lsp.is_enabled('infill'), false, 'not enabled without a server')
+print('lookup ok')
+"""
+
+
+def test_server_lookup_order(nvim_binary: str, tmp_path: Path) -> None:
+    places = fake_checkout(tmp_path)
+    script = tmp_path / "lookup.lua"
+    script.write_text("local P = vim.json.decode(" + lua_string(json.dumps({k: str(v) for k, v in places.items()}))
+                      + ")\n" + LUA_LOOKUP)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path / "s"),
+           "XDG_DATA_HOME": str(tmp_path / "d")}
+    result = subprocess.run([nvim_binary, "--clean", "--headless", "-l", str(script)], capture_output=True,
+                            text=True, timeout=60, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lookup ok" in result.stdout + result.stderr
+
+
+def test_plugin_starts_the_checkouts_venv_server_without_configuration(nvim_binary: str, tmp_path: Path) -> None:
+    """setup() with no `cmd`, no `infill` on PATH: the plugin starts <checkout>/.venv/bin/infill by itself."""
+    places = fake_checkout(tmp_path)
+    workdir = tmp_path / "nvim"
+    workdir.mkdir()
+    # A remote backend nobody listens on: the server initializes without starting a model.
+    settings = {"completion": {"kind": "llama.cpp/completion", "api_endpoint": "http://127.0.0.1:9"}}
+    init = workdir / "init.lua"
+    init.write_text(f"vim.opt.runtimepath:prepend({lua_string(str(places['plugin']))})\n"
+                    "vim.o.swapfile = false\n"
+                    "vim.cmd('runtime plugin/infill.lua')\n"
+                    f"require('infill').setup({{ settings = vim.json.decode({lua_string(json.dumps(settings))}) }})\n")
+    state = workdir / "state"
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if d and not os.access(os.path.join(d, "infill"), os.X_OK))
+    env = {**os.environ, "PATH": path, "XDG_CONFIG_HOME": str(workdir / "config"), "XDG_STATE_HOME": str(state),
+           "XDG_DATA_HOME": str(workdir / "data"), "XDG_CACHE_HOME": str(workdir / "cache")}
+    editor = Nvim(nvim_binary, workdir, init, env)
+    try:
+        source = tmp_path / "lookup.py"
+        source.write_text("x = 1\n")
+        editor.send(f"<Esc>:edit! {source}<CR>")
+        editor.wait_for(lambda: editor.lua("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })"
+                                           "[1] return c ~= nil and c.initialized == true end)()"),
+                        READY_TIMEOUT, "the infill server from the checkout's .venv to start")
+        assert editor.lua("vim.lsp.get_clients({ name = 'infill' })[1].config.cmd") == [
+            str(places["venv_infill"]), "serve", "--stdio"]
+    finally:
+        quit_leaving_nothing(editor, state)
 
 
 def quit_leaving_nothing(editor: "Nvim", state) -> None:

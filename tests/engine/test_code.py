@@ -118,7 +118,9 @@ async def test_crlf_document_round_trip():
 
 
 async def test_suffix_never_seeds_the_stop_check():
-    """Anchors pitfall 3: the suffix ends with a newline and the completion starts with one; that is no blank line."""
+    """The suffix ends with a newline and the completion starts with one: that is no blank line (no stop).
+
+    Seeding the stop check with the suffix instead of the prefix would see "\n\n" here and stop at once."""
     stream = ScriptedStream(["\n", "    return x"])
     completion = await generation(stream, template="codestral").generate(
         python("def f(x):", suffix="\n\nprint(f(1))\n"), OPTIONS)
@@ -222,7 +224,7 @@ def test_bad_construction_values_raise_value_error():
         generation(ScriptedStream([]), max_prefix_tokens=-1)
 
 
-# --- over the real llama-server (tiny deterministic model) -------------------------------------------------------------
+# --- over the real llama-server (tiny deterministic model) ------------------------------------------------------------
 
 
 @pytest.mark.llama_server
@@ -264,3 +266,47 @@ async def test_a_model_that_sees_the_suffix_is_not_stopped_by_a_blank_line():
     plain = await generation(ScriptedStream(chunks), None).generate(python("x = 0\n", "\nprint(x)\n"), OPTIONS)
     assert (plain.text, plain.stop_reason, plain.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")
     assert not plain.saw_suffix
+
+
+class ChoicesStream(ScriptedStream):
+    """Answers several choices from one prefill (as llama-server's n_cmpl)."""
+
+    def __init__(self, texts, hit_token_limit: bool = False):
+        super().__init__([], hit_token_limit)
+        self.texts = texts
+
+    async def generate_choices(self, prompt, options, count, stats):
+        if self.hit_token_limit:
+            stats.hit_token_limit = True
+        return self.texts[:count]
+
+
+async def test_choices_get_the_streamed_stop_rules_sentinel_and_suffix_aware():
+    """Each choice of one prefill is cut and reported as a streamed one: a FIM model is not stopped by a blank line,
+    its end sentinel is END_SENTINEL with the word; a prefix-only model stops at the blank line (STOP_WORD)."""
+    texts = ["a = 1\n\nb = 2<|endoftext|>junk", "c = 3"]
+    fim = await generation(ChoicesStream(texts)).generate_choices(python("x = 0\n", "\nprint(x)\n"), OPTIONS, 2)
+    assert fim is not None
+    assert [(c.text, c.stop_reason, c.stop_word) for c in fim] == [
+        ("a = 1\n\nb = 2", StopReason.END_SENTINEL, "<|endoftext|>"), ("c = 3", StopReason.END_OF_STREAM, None)]
+    plain = await generation(ChoicesStream(texts), None).generate_choices(python("x = 0\n", "\nprint(x)\n"),
+                                                                          OPTIONS, 2)
+    assert plain is not None
+    assert [(c.text, c.stop_reason, c.stop_word) for c in plain][0] == ("a = 1", StopReason.STOP_WORD, "\n\n")
+
+
+async def test_a_fim_choice_that_hit_the_token_limit_gets_the_language_stop_words():
+    texts = ["a = 1\n\nb = 2"]
+    out = await generation(ChoicesStream(texts * 2, hit_token_limit=True)).generate_choices(
+        python("x = 0\n", "\nprint(x)\n"), OPTIONS, 2)
+    assert out is not None and [(c.text, c.stop_reason) for c in out] == [("a = 1", StopReason.STOP_WORD)] * 2
+
+
+async def test_a_fim_model_cut_by_the_time_box_gets_the_language_stop_words():
+    """The time box ended it, not the model: like the token limit, the language's stop words apply after all."""
+    gen = generation(ScriptedStream(["a = 1\n", "\n", "b = 2\n", "c = 3\n"]))
+    ticks = iter(range(0, 10_000, 100))
+    gen.clock = lambda: next(ticks) / 1000.0
+    options = CompletionOptions(seed=1, time_budget_ms=150)
+    out = await gen.generate(python("x = 0\n", "\nprint(x)\n"), options)
+    assert (out.text, out.stop_reason, out.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")

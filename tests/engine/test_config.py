@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from engine.config import (EngineConfig, HttpSettings, LanguageOverride, LocalServerSettings, ModelConfig, from_dict,
@@ -109,6 +111,6 @@ def test_api_key_never_appears_in_repr():
 
 
 def test_settings_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         HttpSettings().read_timeout = 1  # type: ignore[misc]
     assert LocalServerSettings().parallel >= 1

@@ -1,4 +1,5 @@
-"""The streaming stop-word matcher against a whole-text oracle, plus the cases the anchors get wrong."""
+"""The streaming stop-word matcher against a whole-text oracle, plus the cases simpler designs get wrong (a stop word
+followed by more text in the same chunk, a stop word split across chunks)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ import pytest
 
 from engine.config import EngineConfig, LanguageOverride, from_dict
 from engine.errors import ConfigError
-from engine.languages import Language, LanguageTable, default_stop_words, default_table
+from engine.languages import Language, LanguageTable, default_stop_words, default_table, language_id_for_path
+from engine.tomlfiles import read_packaged
 
 REQUIRED_IDS = [
     "python", "javascript", "javascriptreact", "typescript", "typescriptreact", "rust", "go", "java", "c", "cpp",
@@ -117,3 +118,14 @@ def test_bad_overrides_raise_config_error_naming_the_key(overrides, key):
         LanguageTable.load(overrides)
     assert error.value.key == key
     assert key in str(error.value)
+
+
+def test_file_extensions_name_known_language_ids():
+    table = default_table()
+    extensions = read_packaged("engine", "languages.toml")["file_extensions"]
+    assert extensions and all(ext.startswith(".") and ext == ext.lower() for ext in extensions)
+    assert [language_id for language_id in extensions.values() if language_id not in table] == []
+    assert language_id_for_path("src/App.TSX") == "typescriptreact"
+    assert language_id_for_path("/p/x.pyi") == "python"
+    assert language_id_for_path("Makefile.unknown") == "plaintext"
+    assert language_id_for_path("no_extension") == "plaintext"

@@ -14,6 +14,7 @@ from engine.types import CompletionRequest
 
 FAMILIES = {
     "starcoder": "<fim_prefix>P<fim_suffix>S<fim_middle>",
+    "starcoder2": "<fim_prefix>P<fim_suffix>S<fim_middle>",
     "codeqwen": "<fim_prefix>P<fim_suffix>S<fim_middle>",
     "granite": "<fim_prefix>P<fim_suffix>S<fim_middle>",
     "qwen2.5-coder": "<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>",
@@ -48,7 +49,7 @@ def test_every_packaged_family_is_tested():
 
 
 def test_family_names_and_aliases_ignore_case():
-    assert PromptTemplate.from_setting("StarCoder2").name == "starcoder"
+    assert PromptTemplate.from_setting("StarCoder2").name == "starcoder2"
     assert PromptTemplate.from_setting("Qwen2.5").name == "qwen2.5-coder"
 
 

@@ -1,8 +1,15 @@
 """Prefix/suffix/rest-of-line at the cursor and the single- vs multi-line decision."""
 
-import pytest
+import asyncio
+import re
 
-from lsp_server.context import build_context, detect_indent_unit, detect_line_ending
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from engine.config import ModelConfig
+from engine.prompt import MAX_CHARS_PER_TOKEN, PromptTemplate, build_prompt, clip_window
+from engine.types import CompletionRequest
+from lsp_server.context import Window, build_context, indent_unit_near
 from lsp_server.documents import UTF8, UTF16, Document
 from lsp_server.syntax import has_grammar, multiline_from_indentation, multiline_from_syntax
 
@@ -22,7 +29,7 @@ def test_crlf_file_keeps_crlf_in_prefix_and_suffix():
     c = ctx_at("a = 1\r\nb = \r\nc = 3", 1, 4)
     assert c.prefix == "a = 1\r\nb = "
     assert c.suffix == "\r\nc = 3"
-    assert c.line_rest == "" and c.line_ending == "\r\n"
+    assert c.line_rest == ""
 
 
 @pytest.mark.parametrize("encoding,col", [(UTF16, 7), (UTF8, 9)])
@@ -77,10 +84,81 @@ def test_unknown_language_uses_indentation():
     assert multiline_from_indentation("    ") is True
 
 
-def test_indent_unit_and_line_endings():
-    assert detect_indent_unit("def f():\n  x = 1\n  if x:\n    y\n") == "  "
-    assert detect_indent_unit("a {\n\tb\n}\n") == "\t"
-    assert detect_indent_unit("x", tab_size=8, insert_spaces=True) == " " * 8
-    assert detect_indent_unit("x", insert_spaces=False) == "\t"
-    assert detect_line_ending("a\r\nb\r\n") == "\r\n"
-    assert detect_line_ending("a\nb") == "\n"
+def test_indent_unit_from_the_lines_around_the_cursor():
+    assert indent_unit_near("def f():\n  x = 1\n  if x:\n    y\n", "") == "  "
+    assert indent_unit_near("a {\r\n\tb\r\n", "}\r\n") == "\t"
+    assert indent_unit_near("x", "", tab_size=8, insert_spaces=True) == " " * 8
+    assert indent_unit_near("x", "", insert_spaces=False) == "\t"
+    assert indent_unit_near("x = 1\n", "") == "    "
+    # Far from the cursor does not count: a tab-indented block 300 lines up, two-space code around the cursor.
+    far = "if x:\n\ty\n" + "z = 1\n" * 300 + "def f():\n  a\n  if a:\n    b\n"
+    assert build_context(Document("file:///a.py", far + "  ", "python"), 305, 2).indent_unit == "  "
+
+
+# --- the bounded window ------------------------------------------------------------------------------------------
+
+_words = st.sampled_from(["def", " ", "x", "(", ")", ":", "\n", "\n    ", "é", "中", "😀", "e\u0301", "\t", "\rx"])
+
+
+async def _count_tokens(text: str) -> int:
+    return len(re.findall(r"\w+|\S|\s", text))
+
+
+async def _count_long_tokens(text: str) -> int:
+    """A tokenizer at the engine's limit of characters per token: clipping then reaches furthest."""
+    return -(-len(text) // MAX_CHARS_PER_TOKEN)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_words, min_size=50, max_size=700).map("".join), st.integers(1, 24), st.integers(1, 12),
+       st.sampled_from([None, _count_tokens, _count_long_tokens]), st.booleans(), st.data())
+def test_the_window_gives_the_model_the_prompt_of_the_whole_file(text, prefix_tokens, suffix_tokens, tokenizer,
+                                                                 stable, data):
+    """The prompt built from the window equals the prompt built from the whole document: the window reaches as far
+    as clipping can, and starts on the clip grid. (A lone "\\r" is a line break here; CRLF, which the engine shortens
+    to LF, shifts the grid and is left out.)"""
+    doc = Document("file:///a.py", text, "python")
+    line = data.draw(st.integers(0, doc.line_count - 1))
+    column = data.draw(st.integers(0, len(doc.line(line))))
+    clip = clip_window(prefix_tokens, suffix_tokens)
+    ctx = build_context(doc, line, column, UTF16, window=Window(clip.before, clip.after, clip.align))
+    offset = doc.offset_at(line, column)
+    assert text[:offset].endswith(ctx.prefix) and text[offset:].startswith(ctx.suffix)
+    assert len(ctx.prefix) < clip.before + clip.align and len(ctx.suffix) <= clip.after
+    template = PromptTemplate(name="t", template="<P>{prefix}<S>{suffix}<M>")
+    count = tokenizer
+
+    def prompt(prefix: str, suffix: str):
+        return asyncio.run(build_prompt(CompletionRequest(prefix, suffix), template, max_prefix_tokens=prefix_tokens,
+                                        max_suffix_tokens=suffix_tokens, count_tokens=count, stable_clip=stable))
+    assert prompt(ctx.prefix, ctx.suffix) == prompt(text[:offset], text[offset:])
+
+
+def test_a_request_reads_a_bounded_window_of_a_long_file():
+    line = "    value = compute(value, 42)  # a line of code\n"
+    doc = Document("file:///big.py", "def f(value):\n" + line * 40000, "python")  # 2 MB
+    window = Window.for_model(ModelConfig())
+    ctx = build_context(doc, 20000, 10, window=window)
+    assert window.before <= len(ctx.prefix) < window.before + window.align and len(ctx.suffix) == window.after
+    assert ctx.offset == doc.offset_at(20000, 10) and ctx.line_prefix == "    value " and ctx.line == 20000
+    minified = Document("file:///min.js", "var a=1;" * 250000, "javascript")  # one 2 MB line
+    ctx = build_context(minified, 0, 1000000, window=window)
+    assert len(ctx.line_prefix) == window.before and len(ctx.line_rest) == window.after
+    assert ctx.prefix.endswith(ctx.line_prefix)
+
+
+def test_positions_past_the_end_clamp():
+    doc = Document("file:///a.py", "ab\ncd", "python")
+    assert (build_context(doc, 0, 99).prefix, build_context(doc, 0, 99).line_rest) == ("ab", "")
+    ctx = build_context(doc, 7, 3)
+    assert (ctx.prefix, ctx.suffix, ctx.line, ctx.line_prefix) == ("ab\ncd", "", 1, "cd")
+
+
+def test_the_indent_unit_is_judged_again_when_lines_change():
+    doc = Document("file:///a.py", "def f():\n  a\n  if a:\n    b\n", "python")
+    assert build_context(doc, 3, 5).indent_unit == "  "
+    doc.apply_change("\tc\n\tif c:\n\t\td\n\t", (0, 0, 4, 0))  # the whole body, re-indented with tabs
+    assert build_context(doc, 3, 1).indent_unit == "\t"
+    doc.apply_change("x", (3, 1, 3, 1))  # typing within a line keeps what was judged
+    assert build_context(doc, 3, 2).indent_unit == "\t" and doc.facts["indent_unit"][1] == "\t"
+    assert build_context(doc, 3, 2, insert_spaces=True, tab_size=3).indent_unit == "   "  # the editor's wins

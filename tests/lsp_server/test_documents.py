@@ -1,9 +1,9 @@
 """Positions ⇄ offsets under LSP's rules: three encodings, CRLF/CR/LF, non-BMP characters, clamping."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
-from lsp_server.documents import UTF8, UTF16, UTF32, Document, DocumentStore, line_starts
+from lsp_server.documents import UTF8, UTF16, UTF32, Document, DocumentStore, line_starts, normalize_uri
 
 
 def test_line_starts_counts_crlf_once_and_lone_cr():
@@ -85,3 +85,140 @@ def test_ranged_change_matches_string_splice(source, insert, encoding, data):
     sa, sb = doc.offset_at(*start, encoding), doc.offset_at(*end, encoding)
     doc.apply_change(insert, (*start, *end), encoding)
     assert doc.text == source[:sa] + insert + source[sb:]
+
+
+@pytest.mark.parametrize("a,b", [
+    ("file:///w/a.py", "file:///w/a%2Epy"),
+    ("file:///w/a.py", "file:///w/a%2epy"),
+    ("file:///c%3A/w/a.py", "file:///C:/w/a.py"),  # VS Code and Neovim on Windows
+    ("file:///w/my%20file.py", "file:///w/my file.py"),
+    ("file:///w/%E4%B8%AD.py", "file:///w/中.py"),
+    ("FILE:///w/a.py", "file:///w/a.py"),
+    ("untitled:Untitled%2D1", "untitled:Untitled-1"),
+])
+def test_spellings_of_one_uri_normalise_alike(a, b):
+    assert normalize_uri(a) == normalize_uri(b)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("file:///w/a.py", "file:///w/A.py"),
+    ("file:///w/a.py", "file:///w/b.py"),
+    ("untitled:a%2Fb", "untitled:a/b"),  # "/" is reserved: equivalent only for files
+])
+def test_different_uris_stay_different(a, b):
+    assert normalize_uri(a) != normalize_uri(b)
+
+
+def test_store_is_keyed_by_the_normalised_uri():
+    store = DocumentStore()
+    store.open("file:///w/a.py", "x", "python", 1)
+    assert store.get("file:///w/a%2Epy") is store.get("file:///w/a.py")
+    store.open("file:///w/a%2Epy", "y", "python", 1)
+    assert len(store) == 1 and store.get("file:///w/a.py").text == "y"
+    store.close("file:///w/a%2epy")
+    assert store.get("file:///w/a.py") is None and len(store) == 0
+
+
+# --- the incremental store against a reference model -------------------------------------------------------------
+
+def _ref_starts(text: str) -> list[int]:
+    """LSP line starts by the plainest possible loop."""
+    starts, i = [0], 0
+    while i < len(text):
+        if text[i] == "\r" and text[i + 1:i + 2] == "\n":
+            i += 1
+            starts.append(i + 1)
+        elif text[i] in "\r\n":
+            starts.append(i + 1)
+        i += 1
+    return starts
+
+
+def _ref_line(text: str, n: int) -> str:
+    starts = _ref_starts(text)
+    end = starts[n + 1] if n + 1 < len(starts) else len(text)
+    line = text[starts[n]:end]
+    return line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith(("\r", "\n")) else line
+
+
+def _units(ch: str, encoding: str) -> int:
+    return {UTF8: len(ch.encode("utf-8", "surrogatepass")),
+            UTF16: len(ch.encode("utf-16-le", "surrogatepass")) // 2, UTF32: 1}[encoding]
+
+
+def _ref_offset(text: str, line: int, column: int, encoding: str) -> int:
+    starts = _ref_starts(text)
+    if line >= len(starts):
+        return len(text)
+    units = index = 0
+    content = _ref_line(text, line)
+    while index < len(content) and units + _units(content[index], encoding) <= column:
+        units += _units(content[index], encoding)
+        index += 1
+    return starts[line] + index
+
+
+pieces = st.sampled_from(["a", "bc", " ", "\t", "\n", "\r", "\r\n", "\n\r", "\f", "\v", "\x1c", "\x85", "\u2028",
+                          "\u2029", "é", "中", "😀", "\ud800", "x" * 30])
+edit_text = st.lists(pieces, max_size=8).map("".join)
+
+
+@settings(max_examples=500, deadline=None)  # the default 100 missed a bug that 4,000 found (stale line sums)
+@given(st.lists(pieces, max_size=30).map("".join), st.sampled_from([UTF8, UTF16, UTF32]),
+       st.integers(1, 12), st.data())
+def test_random_edits_match_a_reference_model(source, encoding, chunk_chars, data):
+    """Random edit sequences (ranges past line and document ends, reversed ranges, CR/LF pairs made and split,
+    characters str.splitlines would break at) leave the store equal to a plain string edited by LSP's rules."""
+    doc = Document("file:///t", source, chunk_chars=chunk_chars)
+    reference = source
+    for _ in range(data.draw(st.integers(1, 12))):
+        if data.draw(st.integers(0, 15)) == 0:
+            reference = data.draw(edit_text)
+            doc.apply_change(reference, None, encoding)
+        else:
+            lines = reference.count("\n") + reference.count("\r") + 2
+            a = (data.draw(st.integers(0, lines)), data.draw(st.integers(0, 14)))
+            b = (data.draw(st.integers(0, lines)), data.draw(st.integers(0, 14)))
+            text = data.draw(edit_text)
+            sa, sb = sorted((_ref_offset(reference, *a, encoding), _ref_offset(reference, *b, encoding)))
+            doc.apply_change(text, (*a, *b), encoding)
+            reference = reference[:sa] + text + reference[sb:]
+        assert doc.text == reference
+        starts = _ref_starts(reference)
+        assert doc.line_count == len(starts) and doc.char_count == len(reference)
+        assert [doc.line(n) for n in range(len(starts))] == [_ref_line(reference, n) for n in range(len(starts))]
+        line, column = data.draw(st.integers(0, len(starts))), data.draw(st.integers(0, 14))
+        offset = _ref_offset(reference, line, column, encoding)
+        assert doc.offset_at(line, column, encoding) == offset
+        position = doc.position_at(offset, encoding)
+        assert doc.offset_at(*position, encoding) == offset
+        lo, hi = sorted(data.draw(st.integers(0, len(reference))) for _ in range(2))
+        assert doc.text_range(lo, hi) == reference[lo:hi]
+
+
+def test_chunks_stay_bounded_while_typing_and_deleting():
+    doc = Document("file:///t", "line\n" * 5000, chunk_chars=256)
+    for k in range(2000):
+        doc.apply_change("x\n" if k % 3 else "y", (2500, 0, 2500, 0))
+    for _ in range(2000):
+        doc.apply_change("", (2400, 0, 2401, 0))
+    assert doc.text.count("\n") == doc.line_count - 1
+    assert all(len(c) <= 2 * 256 + 5 for c in doc._chunks)
+    assert len(doc._chunks) <= 4 * len(doc.text) // 256 + 1
+
+
+@pytest.mark.parametrize("source,change,expected", [
+    ("a\rb", ("\n", (1, 0, 1, 0)), "a\r\nb"),  # "\n" typed after a "\r" that ends the previous chunk
+    ("a\n\n", ("a\r", (0, 0, 1, 0)), "a\r\n"),  # an edit ending in "\r" before a chunk that starts with "\n"
+    ("a\r\nb", ("", (0, 1, 1, 0)), "ab"),
+    ("a\r\r\nb", ("", (1, 0, 2, 0)), "a\rb"),
+    ("ab\r\n", ("\n", (0, 1, 0, 1)), "a\nb\r\n"),
+])
+def test_a_cr_lf_pair_across_chunk_borders_is_one_break(source, change, expected):
+    for chunk_chars in (1, 2, 3, 100):
+        doc = Document("file:///t", source, chunk_chars=chunk_chars)
+        doc.apply_change(*change)
+        assert doc.text == expected
+        assert doc.line_count == len(_ref_starts(expected))
+        assert [doc.line(n) for n in range(doc.line_count)] == [_ref_line(expected, n)
+                                                                 for n in range(doc.line_count)]

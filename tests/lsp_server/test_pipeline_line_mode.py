@@ -42,8 +42,11 @@ class Engine:
     async def wait_ready(self, timeout: float) -> None:
         pass
 
-    async def complete(self, request, options, *args):
-        return await self.generation.generate(request, options)
+    async def complete(self, request, options, ready_timeout=0.0, deadline=None, on_text=None):
+        return await self.generation.generate(request, options, deadline, on_text)
+
+    async def complete_choices(self, *args):
+        return None
 
     async def close(self) -> None:
         pass

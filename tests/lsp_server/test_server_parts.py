@@ -1,6 +1,5 @@
 """Pure pieces of the server: items and their replace range, status, the CLI commands' argument handling."""
 
-import asyncio
 
 import pytest
 from lsprotocol import types
@@ -37,6 +36,19 @@ def test_status_reporter_sends_changes_once():
     assert status_payload(StatusEvent("busy", "m")) == {"kind": "busy", "message": "m"}
 
 
+def test_status_follows_enabled_at_once():
+    sent = []
+    reporter = StatusReporter(lambda method, params: sent.append(params))
+    reporter.on_engine_status(StatusEvent("ready", "llama-server is ready"))
+    reporter.show_enabled(False)
+    reporter.show_enabled(False)
+    reporter.show_enabled(True)
+    reporter.show_enabled(True)
+    assert [(p["kind"], p["message"]) for p in sent] == [
+        ("ready", "llama-server is ready"), ("disabled", "Infill is turned off (enabled = false)"),
+        ("ready", "llama-server is ready")]
+
+
 def test_cli_argument_parsing(tmp_path):
     assert parse_location("a/b.py:3:7") == (tmp_path.__class__("a/b.py"), 3, 7)
     assert parse_location("C:/x/y.py:1:1")[0].as_posix() == "C:/x/y.py"
@@ -66,3 +78,13 @@ def test_server_registers_its_features():
                    "textDocument/didPartiallyAcceptCompletion", "infill/stats"):
         assert method in features, method
     assert "infill.accept" in server.protocol.fm.commands
+
+
+def test_only_infill_keeps_documents():
+    """pygls's built-in text sync (a second copy, ranges clamped in place, str.splitlines lines) is not registered:
+    didOpen/didChange/didClose reach Infill's handlers alone, and the sync capability is still advertised."""
+    server = build_server()
+    for method in (types.TEXT_DOCUMENT_DID_OPEN, types.TEXT_DOCUMENT_DID_CHANGE, types.TEXT_DOCUMENT_DID_CLOSE):
+        assert method not in server.protocol.fm.builtin_features, method
+        assert server.protocol._get_handler(method) is server.protocol.fm.features[method]
+    assert types.INITIALIZE in server.protocol.fm.builtin_features  # the rest of pygls's protocol is kept

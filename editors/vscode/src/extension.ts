@@ -1,20 +1,30 @@
 /**
- * The VS Code side of Infill: starts `infill serve --stdio` through vscode-languageclient (which already turns the
- * server's `textDocument/inlineCompletion` answers into ghost text and runs each item's acceptance `command`), pushes
- * the `infill.*` settings to the server, and shows the server's status in the status bar.
+ * The VS Code side of Infill: starts `infill serve --stdio` through vscode-languageclient, shows the server's
+ * `textDocument/inlineCompletion` answers as ghost text (VS Code runs each item's acceptance `command`), pushes the
+ * `infill.*` settings to the server, and shows the server's status in the status bar.
+ *
+ * The inline completion provider is registered at activation, not when the server has started: VS Code asks a
+ * provider once per edit and does not ask again when a provider appears later, so text typed while the server starts
+ * would otherwise never get a suggestion. Until the server is ready, the provider waits for it.
  */
 import * as vscode from 'vscode';
 import {
+    ClientCapabilities,
     DidChangeConfigurationNotification,
+    DynamicFeature,
+    FeatureState,
+    InlineCompletionRequest,
     LanguageClient,
     LanguageClientOptions,
     Middleware,
     ServerOptions,
     State,
+    StaticFeature,
 } from 'vscode-languageclient/node';
 
+import { DID_YANK, Yank, yanksOf } from './copies';
 import { matchPartialAcceptance, OfferedItem } from './partial';
-import { missingServerMessage, resolveCommand } from './serverCommand';
+import { checkoutRoots, DEFAULT_COMMAND, findServer, missingServerMessage } from './serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from './settings';
 import { NOT_RUNNING, parseStatus, ServerStatus, statusView } from './status';
 
@@ -23,7 +33,58 @@ const STATUS_NOTIFICATION = 'infill/didChangeStatus';
 const DID_SHOW = 'textDocument/didShowCompletion';
 const DID_PARTIALLY_ACCEPT = 'textDocument/didPartiallyAcceptCompletion';
 
-class InfillExtension implements vscode.Disposable {
+/** The documents Infill completes: files on disk and unsaved editors. */
+const DOCUMENT_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
+
+/**
+ * vscode-languageclient registers its own inline completion provider only once the server has answered `initialize`.
+ * This client leaves that built-in feature out (the extension's provider, registered at activation, sends the
+ * requests instead) and declares the capability itself, so the server sees the same client capabilities.
+ */
+class InfillLanguageClient extends LanguageClient {
+    override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+        if (DynamicFeature.is(feature) && feature.registrationType.method === InlineCompletionRequest.method) {
+            super.registerFeature(INLINE_COMPLETION_CAPABILITY);
+            return;
+        }
+        super.registerFeature(feature);
+    }
+}
+
+const INLINE_COMPLETION_CAPABILITY: StaticFeature = {
+    fillClientCapabilities(capabilities: ClientCapabilities): void {
+        capabilities.textDocument = capabilities.textDocument ?? {};
+        // Static only: the provider lives for the whole session, a server cannot register or unregister it.
+        capabilities.textDocument.inlineCompletion = { dynamicRegistration: false };
+    },
+    initialize(): void {},
+    getState(): FeatureState {
+        return { kind: 'static' };
+    },
+    clear(): void {},
+};
+
+/** Resolves with `promise`'s value, or with undefined as soon as `token` is cancelled. */
+function unlessCancelled<T>(promise: Promise<T>, token: vscode.CancellationToken): Promise<T | undefined> {
+    if (token.isCancellationRequested) {
+        return Promise.resolve(undefined);
+    }
+    return new Promise((resolve, reject) => {
+        const listener = token.onCancellationRequested(() => {
+            listener.dispose();
+            resolve(undefined);
+        });
+        promise.then((value) => {
+            listener.dispose();
+            resolve(value);
+        }, (error: unknown) => {
+            listener.dispose();
+            reject(error);
+        });
+    });
+}
+
+class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemProvider {
     private client: LanguageClient | undefined;
     private readonly output: vscode.LogOutputChannel;
     private readonly statusItem: vscode.StatusBarItem;
@@ -34,6 +95,11 @@ class InfillExtension implements vscode.Disposable {
     private offered: { uri: string; position: vscode.Position; items: OfferedItem[] } | undefined;
     /** Text accepted word by word or line by line from the current suggestion. */
     private acceptedSoFar = '';
+    /** The running client once it has started, undefined when it is stopped or failed to start. Completion requests
+     * that arrive while the server starts (or restarts) wait on this. */
+    private clientReady: Promise<LanguageClient | undefined> = Promise.resolve(undefined);
+    /** Settles `clientReady` while a start is under way. */
+    private settleReady: ((client: LanguageClient | undefined) => void) | undefined;
 
     constructor() {
         this.output = vscode.window.createOutputChannel('Infill', { log: true });
@@ -59,24 +125,61 @@ class InfillExtension implements vscode.Disposable {
         const view = statusView(status);
         this.statusItem.text = view.text;
         this.statusItem.tooltip = view.tooltip;
+        // Screen readers read this instead of the icon; it carries the server's message (e.g. why it failed).
+        this.statusItem.accessibilityInformation = { label: view.label };
         this.statusItem.backgroundColor = view.severity === 'normal'
             ? undefined
             : new vscode.ThemeColor(`statusBarItem.${view.severity}Background`);
+    }
+
+    /** Makes completion requests wait for the start that is about to begin (a no-op when one is already pending). */
+    private expectStart(): void {
+        if (this.settleReady) {
+            return;
+        }
+        this.clientReady = new Promise((resolve) => {
+            this.settleReady = resolve;
+        });
+    }
+
+    private settleStart(client: LanguageClient | undefined): void {
+        const settle = this.settleReady;
+        this.settleReady = undefined;
+        if (settle) {
+            settle(client);
+        } else {
+            this.clientReady = Promise.resolve(client);
+        }
     }
 
     async start(): Promise<void> {
         if (this.client) {
             return;
         }
+        this.expectStart();
+        try {
+            await this.startClient();
+        } finally {
+            // (read through a method: TypeScript would keep `this.client` narrowed to undefined across the await)
+            this.settleStart(this.runningClient());
+        }
+    }
+
+    private runningClient(): LanguageClient | undefined {
+        return this.client?.isRunning() ? this.client : undefined;
+    }
+
+    private async startClient(): Promise<void> {
         const config = this.configuration();
-        const command = config.get<string>('server.command', 'infill');
+        const command = config.get<string>('server.command', DEFAULT_COMMAND);
         const args = config.get<string[]>('server.args', ['serve', '--stdio']);
         const extraEnv = config.get<Record<string, string>>('server.env', {});
         const env = { ...process.env, ...extraEnv };
         const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-        const resolved = resolveCommand(command, env.PATH ?? env.Path, cwd);
+        const lookup = findServer(command, env.PATH ?? env.Path, cwd, checkoutRoots());
+        const resolved = lookup.path;
         if (resolved === null) {
-            const message = missingServerMessage(command);
+            const message = missingServerMessage(lookup);
             this.output.appendLine(message);
             this.showStatus({ kind: 'error', message });
             const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
@@ -87,14 +190,15 @@ class InfillExtension implements vscode.Disposable {
             }
             return;
         }
+        this.output.appendLine(`Infill: starting ${resolved} ${args.join(' ')}`);
         const serverOptions: ServerOptions = { command: resolved, args, options: { env, cwd } };
         const clientOptions: LanguageClientOptions = {
-            documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+            documentSelector: DOCUMENT_SELECTOR as LanguageClientOptions['documentSelector'],
             outputChannel: this.output,
             initializationOptions: toServerSettings(config),
             middleware: this.middleware(),
         };
-        const client = new LanguageClient('infill', 'Infill', serverOptions, clientOptions);
+        const client = new InfillLanguageClient('infill', 'Infill', serverOptions, clientOptions);
         this.client = client;
         this.clientDisposables.push(
             client.onNotification(STATUS_NOTIFICATION, (params: unknown) => this.showStatus(parseStatus(params))),
@@ -126,6 +230,9 @@ class InfillExtension implements vscode.Disposable {
         for (const d of this.clientDisposables.splice(0)) {
             d.dispose();
         }
+        if (!this.settleReady) {
+            this.clientReady = Promise.resolve(undefined);
+        }
         if (client) {
             try {
                 // dispose() stops the server if it runs (shutdown + exit) and releases the client's resources.
@@ -139,6 +246,8 @@ class InfillExtension implements vscode.Disposable {
     }
 
     async restart(): Promise<void> {
+        // Requests made while the old server stops and the new one starts wait for the new one.
+        this.expectStart();
         await this.stop();
         await this.start();
     }
@@ -156,21 +265,39 @@ class InfillExtension implements vscode.Disposable {
                         item.section === SECTION ? toServerSettings(this.configuration()) : answers[index]);
                 },
             },
-            provideInlineCompletionItems: async (document, position, context, token, next) => {
-                const result = await next(document, position, context, token);
-                if (token.isCancellationRequested || !result) {
-                    return result;
-                }
-                const items = Array.isArray(result) ? result : result.items;
-                this.remember(document, position, items);
-                const first = this.offered?.items[0];
-                if (first && this.client) {
-                    // VS Code shows the first item of a fresh answer; the stable API has no "shown" hook.
-                    void this.client.sendNotification(DID_SHOW, { item: first.item });
-                }
-                return result;
-            },
         };
+    }
+
+    /** The inline completion provider, registered at activation (see the file comment). */
+    async provideInlineCompletionItems(document: vscode.TextDocument, position: vscode.Position,
+                                       context: vscode.InlineCompletionContext, token: vscode.CancellationToken,
+    ): Promise<vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined> {
+        const client = await unlessCancelled(this.clientReady, token);
+        if (!client || token.isCancellationRequested || !client.initializeResult?.capabilities.inlineCompletionProvider) {
+            return undefined;
+        }
+        let result: vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined;
+        try {
+            const answer = await client.sendRequest(InlineCompletionRequest.type,
+                client.code2ProtocolConverter.asInlineCompletionParams(document, position, context), token);
+            if (token.isCancellationRequested) {
+                return undefined;
+            }
+            result = await client.protocol2CodeConverter.asInlineCompletionResult(answer, token);
+        } catch (error) {
+            return client.handleFailedRequest(InlineCompletionRequest.type, token, error, undefined);
+        }
+        if (token.isCancellationRequested || !result) {
+            return result;
+        }
+        const items = Array.isArray(result) ? result : result.items;
+        this.remember(document, position, items);
+        const first = this.offered?.items[0];
+        if (first && this.client === client) {
+            // VS Code shows the first item of a fresh answer; the stable API has no "shown" hook.
+            void client.sendNotification(DID_SHOW, { item: first.item });
+        }
+        return result;
     }
 
     private remember(document: vscode.TextDocument, position: vscode.Position,
@@ -261,6 +388,10 @@ class InfillExtension implements vscode.Disposable {
         }
     }
 
+    registerProvider(): void {
+        this.disposables.push(vscode.languages.registerInlineCompletionItemProvider(DOCUMENT_SELECTOR, this));
+    }
+
     registerCommands(): void {
         const register = (name: string, run: () => unknown) =>
             this.disposables.push(vscode.commands.registerCommand(name, run));
@@ -274,7 +405,24 @@ class InfillExtension implements vscode.Disposable {
         register('infill.triggerCompletion', () => vscode.commands.executeCommand('editor.action.inlineSuggest.trigger'));
         register('infill.acceptNextWord', () => this.acceptPartially('editor.action.inlineSuggest.acceptNextWord'));
         register('infill.acceptNextLine', () => this.acceptPartially('editor.action.inlineSuggest.acceptNextLine'));
+        const report = (yank: unknown) => this.client?.isRunning() && this.client.sendNotification(DID_YANK, yank);
+        register('infill.copy', () => copyAndReport('editor.action.clipboardCopyAction', report));
+        register('infill.cut', () => copyAndReport('editor.action.clipboardCutAction', report));
         this.disposables.push(vscode.workspace.onDidChangeConfiguration((event) => this.onConfigurationChanged(event)));
+    }
+}
+
+/** Runs VS Code's clipboard `action`, then reports what was copied through `send`. */
+async function copyAndReport(action: string, send: (yank: Yank) => unknown): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const yanks = editor
+        ? yanksOf(editor.document.uri.toString(), editor.selections.map((s) => ({
+            text: editor.document.getText(s), startLine: s.start.line, startCharacter: s.start.character,
+            endLine: s.end.line, endCharacter: s.end.character })))
+        : [];
+    await vscode.commands.executeCommand(action);
+    for (const yank of yanks) {
+        await send(yank);
     }
 }
 
@@ -284,6 +432,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     extension = new InfillExtension();
     context.subscriptions.push(extension);
     extension.registerCommands();
+    extension.registerProvider();
     await extension.start();
 }
 

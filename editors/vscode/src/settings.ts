@@ -8,7 +8,7 @@
  */
 
 /** Top-level keys under `infill` that configure the extension, never the server. */
-export const CLIENT_ONLY_KEYS: readonly string[] = ['server', 'trace'];
+export const CLIENT_ONLY_KEYS: readonly string[] = ['server', 'trace', 'editor'];
 
 export type Settings = { [key: string]: unknown };
 

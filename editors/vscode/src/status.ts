@@ -17,6 +17,8 @@ export interface ServerStatus {
 export interface StatusView {
     text: string;
     tooltip: string;
+    /** The accessible label: what the icon means, in words, with the server's message. */
+    label: string;
     /** Drives the item's background: errors must stand out, everything else stays quiet. */
     severity: 'normal' | 'warning' | 'error';
 }
@@ -60,7 +62,8 @@ export function statusView(status: ServerStatus): StatusView {
     }
     lines.push('Click for Infill commands');
     const severity = status.kind === 'error' ? 'error' : status.kind === 'disabled' ? 'warning' : 'normal';
-    return { text, tooltip: lines.join('\n\n'), severity };
+    const label = `Infill ${status.kind}: ${status.message || status.kind}`;
+    return { text, tooltip: lines.join('\n\n'), label, severity };
 }
 
 /** Shown before the server has said anything, and after the user disables completions. */

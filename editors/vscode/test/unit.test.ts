@@ -5,8 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
+import { MAX_CHARS, yanksOf } from '../src/copies';
 import { matchPartialAcceptance, OfferedItem } from '../src/partial';
-import { resolveCommand } from '../src/serverCommand';
+import { checkoutRoots, findServer, missingServerMessage, resolveCommand, venvServer } from '../src/serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from '../src/settings';
 import { parseStatus, statusView } from '../src/status';
 
@@ -41,6 +42,7 @@ describe('status', () => {
         const view = statusView(parseStatus({ kind: 'error', message: 'llama-server exited', detail: 'see the log' }));
         assert.equal(view.severity, 'error');
         assert.match(view.tooltip, /llama-server exited[\s\S]*see the log/);
+        assert.equal(view.label, 'Infill error: llama-server exited');
     });
 
     it('reports malformed notifications instead of ignoring them', () => {
@@ -81,5 +83,102 @@ describe('resolveCommand', () => {
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
         }
+    });
+});
+
+describe('findServer', () => {
+    /** A fake checkout holding editors/vscode and a .venv with an executable `infill`, plus a PATH directory. */
+    function layout(): { root: string; checkout: string; extension: string; venvInfill: string; pathDir: string } {
+        const root = fs.mkdtempSync(path.join(os.tmpdir(), 'infill-lookup-'));
+        const checkout = path.join(root, 'checkout');
+        const extension = path.join(checkout, 'editors', 'vscode');
+        fs.mkdirSync(path.join(extension, 'out'), { recursive: true });
+        fs.mkdirSync(path.join(checkout, 'lsp_server'));
+        fs.writeFileSync(path.join(checkout, 'pyproject.toml'), '');
+        const venvInfill = venvServer(checkout);
+        fs.mkdirSync(path.dirname(venvInfill), { recursive: true });
+        fs.writeFileSync(venvInfill, '#!/bin/sh\n');
+        fs.chmodSync(venvInfill, 0o755);
+        const pathDir = path.join(root, 'bin');
+        fs.mkdirSync(pathDir);
+        return { root, checkout, extension, venvInfill, pathDir };
+    }
+
+    it('takes infill on PATH first, then the checkout .venv, and names the places it tried', () => {
+        const { root, checkout, extension, venvInfill, pathDir } = layout();
+        try {
+            const roots = checkoutRoots(extension);
+            assert.deepEqual(roots, [checkout]);
+            // Not on PATH: the checkout's .venv.
+            const fromVenv = findServer('infill', pathDir, undefined, roots);
+            assert.deepEqual(fromVenv, { path: venvInfill, tried: ['`infill` on PATH', venvInfill] });
+            // On PATH: that one wins.
+            const onPath = path.join(pathDir, 'infill');
+            fs.writeFileSync(onPath, '#!/bin/sh\n');
+            fs.chmodSync(onPath, 0o755);
+            assert.equal(findServer('infill', pathDir, undefined, roots).path, onPath);
+            // Neither: the message lists both places.
+            fs.rmSync(onPath);
+            fs.rmSync(venvInfill);
+            const missing = findServer('infill', pathDir, undefined, roots);
+            assert.equal(missing.path, null);
+            const message = missingServerMessage(missing);
+            assert.match(message, /`infill` on PATH/);
+            assert.ok(message.includes(venvInfill), message);
+            assert.match(message, /bash scripts\/setup\.sh/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it('uses a configured command as it is, without falling back', () => {
+        const { root, checkout, pathDir } = layout();
+        try {
+            const mine = path.join(root, 'my-infill');
+            fs.writeFileSync(mine, '#!/bin/sh\n');
+            fs.chmodSync(mine, 0o755);
+            assert.deepEqual(findServer(mine, pathDir, undefined, [checkout]),
+                { path: mine, tried: [`infill.server.command = ${mine}`] });
+            const absent = findServer(path.join(root, 'nope'), pathDir, undefined, [checkout]);
+            assert.equal(absent.path, null);
+            assert.match(missingServerMessage(absent), /infill\.server\.command = .*nope/);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it('finds the checkout a packaged extension was built from (out/checkout.json)', () => {
+        const { root, checkout } = layout();
+        try {
+            // An installed .vsix lives outside any checkout, e.g. ~/.vscode/extensions/infill.infill-0.1.0.
+            const installed = path.join(root, 'extensions', 'infill.infill-0.1.0');
+            fs.mkdirSync(path.join(installed, 'out'), { recursive: true });
+            assert.deepEqual(checkoutRoots(installed), []);
+            fs.writeFileSync(path.join(installed, 'out', 'checkout.json'), JSON.stringify({ root: checkout }));
+            assert.deepEqual(checkoutRoots(installed), [checkout]);
+            fs.writeFileSync(path.join(installed, 'out', 'checkout.json'), '{not json');
+            assert.deepEqual(checkoutRoots(installed), []);
+        } finally {
+            fs.rmSync(root, { recursive: true, force: true });
+        }
+    });
+
+    it('knows the extension it runs from sits in this repository', () => {
+        // The compiled test runs from editors/vscode/out/test: the default root is the real checkout.
+        const repo = path.resolve(__dirname, '..', '..', '..', '..');
+        assert.ok(checkoutRoots().includes(repo), `${checkoutRoots().join(', ')} lacks ${repo}`);
+    });
+});
+
+describe('yanksOf', () => {
+    it('reports non-empty selections with their range and skips blank or huge ones', () => {
+        const selection = (text: string) => ({ text, startLine: 2, startCharacter: 0, endLine: 3, endCharacter: 4 });
+        const yanks = yanksOf('file:///w/a.ts', [selection('const x = 1;\nx++'), selection('  \n'),
+            selection('y'.repeat(MAX_CHARS + 1))]);
+        assert.deepEqual(yanks, [{ textDocument: { uri: 'file:///w/a.ts' }, text: 'const x = 1;\nx++',
+            range: { start: { line: 2, character: 0 }, end: { line: 3, character: 4 } } }]);
+    });
+    it('keeps the extension-only `editor` settings away from the server', () => {
+        assert.deepEqual(toServerSettings({ editor: { sendCopies: true }, enabled: true }), { enabled: true });
     });
 });

@@ -7,7 +7,7 @@ import pytest
 import engine.backends as backends
 from engine.backends import CHAT_KINDS, COMPLETION_KINDS, EMBEDDING_KINDS, KINDS, create_chat_stream, \
     create_completion_stream, create_embedding
-from engine.backends.rate_limit import LimitedChat, LimitedCompletion, LimitedEmbedding
+from engine.backends.rate_limit import RateLimited
 from engine.config import EngineConfig, ModelConfig, from_dict
 from engine.errors import ConfigError
 from engine.streams import ChatCompletionStream, CompletionStream, Embedding
@@ -32,10 +32,9 @@ async def test_every_kind_builds_and_implements_its_protocol(kind):
     role = KINDS[kind].role
     factory = {"completion": create_completion_stream, "chat": create_chat_stream, "embedding": create_embedding}[role]
     protocol = {"completion": CompletionStream, "chat": ChatCompletionStream, "embedding": Embedding}[role]
-    wrapper = {"completion": LimitedCompletion, "chat": LimitedChat, "embedding": LimitedEmbedding}[role]
     backend = factory(_valid_config(kind))
     try:
-        assert isinstance(backend, protocol) and isinstance(backend, wrapper)
+        assert isinstance(backend, protocol) and isinstance(backend, RateLimited)
         assert isinstance(backend.inner, protocol)
         if role == "completion":
             assert backend.native_fim == (kind in {"llama.cpp/infill", "openai/completion", "deepseek/completion",

@@ -17,11 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.api import StatusEvent
 from engine.config import LocalServerSettings
 from engine.errors import BackendUnavailable
 from engine.local import supervisor as supervisor_module
 from engine.local.supervisor import LlamaServerSupervisor, diagnose, is_health_noise, server_args
+from engine.types import StatusEvent
 
 REPO = Path(__file__).resolve().parents[3]
 FAST = LocalServerSettings(parallel=1, ctx_size=512, start_timeout=30.0)
@@ -67,6 +67,12 @@ def test_server_args_from_settings():
         assert absent not in minimal
     assert "--swa-full" in minimal  # prompt-cache reuse for sliding-window models is on by default
     assert "--swa-full" not in server_args("b", "m", 1, LocalServerSettings(swa_full=False))
+    assert "--cache-reuse 256" in minimal  # a changed context block does not cost a full prefill
+    assert "--cache-reuse" not in server_args("b", "m", 1, LocalServerSettings(cache_reuse=0))
+    # /infill keeps input_extra only within n_ctx(slot) - batch: the batch leaves room for other files' snippets
+    assert "-b 1408" in minimal  # 4096 / 2 slots = 2048 per slot
+    assert "-b 512" in " ".join(server_args("b", "m", 1, LocalServerSettings(batch_size=512)))
+    assert server_args("b", "m", 1, LocalServerSettings(extra_args=("-b", "99"))).count("-b") == 1
 
 
 def test_chat_template_file_is_passed_as_a_file(tmp_path):
@@ -86,6 +92,9 @@ def test_chat_template_file_is_passed_as_a_file(tmp_path):
     (["start: couldn't bind HTTP server socket, hostname: 127.0.0.1, port: 8080"], 1, "port in use"),
     (["something else went wrong"], 3, "exited with code 3; last output: something else went wrong"),
     ([], -signal.SIGKILL, "killed by signal 9"),
+    # killed after serving requests: their log lines say "truncated = 0", which is no sign of a bad model file
+    (["slot      release: id  1 | task 2 | stop processing: n_tokens = 27, truncated = 0"], -signal.SIGKILL,
+     "killed by signal 9"),
 ])
 def test_diagnose_in_plain_words(lines, code, expected):
     assert expected in diagnose(lines, code, "/m.gguf")

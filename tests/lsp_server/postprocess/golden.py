@@ -4,15 +4,10 @@ and ╣ (end of the replaced range; absent = nothing after the cursor is replace
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
+from engine.tomlfiles import tomllib
 from lsp_server.postprocess import PostprocessContext
 
 # An unchanged copy of the shared peer fixtures (../shared/data/tabby-golden from the repository), kept in the

@@ -58,12 +58,7 @@ function M.length(text, encoding)
   if encoding == 'utf-8' then
     return #text
   end
-  local ok, n = pcall(vim.str_utfindex, text, encoding)
-  if ok and type(n) == 'number' then
-    return n
-  end
-  local utf32, utf16 = vim.str_utfindex(text) -- Neovim 0.10
-  return encoding == 'utf-32' and utf32 or utf16
+  return vim.str_utfindex(text, encoding)
 end
 
 --- The LSP item for an accepted `vim.lsp.inline_completion.Item` (as the server sent it).

@@ -14,7 +14,7 @@ local M = {}
 ---@field dismiss string|false       Hide the suggestion.
 
 ---@class infill.Options
----@field cmd string[]               The server command.
+---@field cmd string[]               The server command; a plain `infill` is looked up (lua/infill/server.lua).
 ---@field cmd_env? table<string,string> Extra environment variables for the server (e.g. the API-key variable).
 ---@field filetypes? string[]        Filetypes to attach to; nil means every buffer with a file type.
 ---@field root_markers string[]      Files that mark the workspace root (single-file mode when none is found).
@@ -22,6 +22,7 @@ local M = {}
 ---@field inline_completion boolean  Turn on `vim.lsp.inline_completion` (Neovim 0.12+) for attached buffers.
 ---@field keymaps infill.Keymaps|false Insert-mode keymaps; false for none.
 ---@field notify_errors boolean      Show `error` statuses with vim.notify (once per message).
+---@field send_yanks boolean         Send yanked text to the server (`infill/didYank`) as context for completions.
 
 ---@type infill.Options
 M.defaults = {
@@ -40,6 +41,7 @@ M.defaults = {
     dismiss = '<C-]>',
   },
   notify_errors = true,
+  send_yanks = true,
 }
 
 --- Raises an error naming the option when `value` is not of type `expected` (works the same on every Neovim).
@@ -98,6 +100,7 @@ function M.resolve(opts)
   check('settings', resolved.settings, 'table')
   check('inline_completion', resolved.inline_completion, 'boolean')
   check('notify_errors', resolved.notify_errors, 'boolean')
+  check('send_yanks', resolved.send_yanks, 'boolean')
   validate_keymaps(resolved.keymaps)
   return resolved
 end

@@ -39,17 +39,18 @@ end
 
 local function check_server_command(opts)
   health.start('Server executable')
-  local exe = opts.cmd[1]
-  local path = vim.fn.exepath(exe)
-  if path == '' then
-    health.error(('`%s` was not found on PATH'):format(exe), {
-      'Install the server: pip install "infill-lsp[local]" (or pipx install "infill-lsp[local]")',
+  local server = require('infill.server')
+  local cmd, tried = server.resolve(opts.cmd)
+  if not cmd then
+    health.error('the language server was not found (looked at: ' .. table.concat(tried, ', ') .. ')', {
+      'Run `bash scripts/setup.sh` in the Infill checkout (it installs into the checkout\'s .venv)',
+      'or install it with pipx install "infill-lsp[local]"',
       "or set cmd in require('infill').setup({ cmd = { '/full/path/to/infill', 'serve', '--stdio' } })",
     })
     return
   end
-  health.ok(('`%s` is %s'):format(exe, path))
-  local vcmd = version_command(opts.cmd)
+  health.ok(('`%s` is %s'):format(opts.cmd[1], vim.fn.exepath(cmd[1])))
+  local vcmd = version_command(cmd)
   local ok, result = pcall(function()
     return vim.system(vcmd, { text = true, env = opts.cmd_env }):wait(15000)
   end)

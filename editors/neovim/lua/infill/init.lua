@@ -9,6 +9,8 @@
 local config = require('infill.config')
 local status = require('infill.status')
 local accept = require('infill.accept')
+local server = require('infill.server')
+local yank = require('infill.yank')
 
 local M = {}
 
@@ -24,11 +26,6 @@ function M.has_inline_completion()
   return vim.lsp.inline_completion ~= nil and vim.lsp.inline_completion.get ~= nil
 end
 
---- Whether this Neovim has `vim.lsp.config`/`vim.lsp.enable` (0.11+).
-function M.has_lsp_config()
-  return type(vim.lsp.config) == 'table' and vim.lsp.enable ~= nil
-end
-
 --- An empty Lua table encodes as a JSON list; the server wants an object for its settings.
 local function as_object(tbl)
   if next(tbl) == nil then
@@ -37,14 +34,19 @@ local function as_object(tbl)
   return tbl
 end
 
---- The `vim.lsp.Config` for the server, built from the resolved options.
+--- The `vim.lsp.Config` for the server, built from the resolved options. The default `infill` command is looked up
+--- on PATH, then in the checkout's .venv (lua/infill/server.lua); when neither has it the user is told where it looked.
 ---@param opts? infill.Options
 ---@return vim.lsp.Config
 function M.lsp_config(opts)
   opts = opts or M.options or config.resolve()
+  local cmd, tried = server.resolve(opts.cmd)
+  if not cmd then
+    server.notify_missing(tried)
+  end
   return {
     name = NAME,
-    cmd = opts.cmd,
+    cmd = cmd or opts.cmd,
     cmd_env = opts.cmd_env,
     filetypes = opts.filetypes,
     root_markers = opts.root_markers,
@@ -71,10 +73,8 @@ function M.update_settings(settings)
   local opts = M.options or config.resolve()
   opts.settings = vim.tbl_deep_extend('force', opts.settings, settings)
   M.options = opts
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
-      settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
-  end
+  vim.lsp.config(NAME, { init_options = as_object(vim.deepcopy(opts.settings)),
+    settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) } })
   for _, client in ipairs(M.clients()) do
     client.settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) }
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
@@ -256,12 +256,23 @@ function M.status()
   vim.notify('Infill: ' .. table.concat(lines, '\n'), vim.log.levels.INFO)
 end
 
---- Starts the server for `bufnr` (used when `vim.lsp.enable` is unavailable, and by restart).
+--- Starts the server for `bufnr` (used by restart).
 function M.start(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  local cfg = M.has_lsp_config() and vim.lsp.config[NAME] or M.lsp_config()
+  local cfg = vim.lsp.config[NAME] or M.lsp_config()
+  -- Looked up again: the server may have been installed since setup().
+  local cmd, tried = server.resolve((M.options or config.defaults).cmd)
+  if not cmd then
+    server.notify_missing(tried, true)
+    return nil
+  end
+  if vim.lsp.is_enabled and not vim.lsp.is_enabled(NAME) then
+    -- setup() found no server; now there is one: buffers opened from now on get it too.
+    vim.lsp.config(NAME, { cmd = cmd })
+    vim.lsp.enable(NAME)
+  end
   local root_dir = vim.fs.root(bufnr, (M.options or config.defaults).root_markers)
-  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { root_dir = root_dir }), { bufnr = bufnr })
+  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { cmd = cmd, root_dir = root_dir }), { bufnr = bufnr })
 end
 
 --- `:Infill restart`: stops the servers and starts one again for every buffer they served.
@@ -376,20 +387,22 @@ function M.setup(opts)
       end
     end,
   })
-  if M.has_lsp_config() then
-    vim.lsp.config(NAME, M.lsp_config(M.options))
-    vim.lsp.enable(NAME)
-  else
-    -- Neovim 0.10: start per buffer ourselves.
-    api.nvim_create_autocmd('FileType', {
+  if M.options.send_yanks then
+    api.nvim_create_autocmd('TextYankPost', {
       group = attach_group,
       callback = function(ev)
-        local fts = M.options.filetypes
-        if vim.bo[ev.buf].buftype == '' and (not fts or vim.tbl_contains(fts, ev.match)) then
-          M.start(ev.buf)
+        local clients = M.clients({ bufnr = ev.buf })
+        if #clients > 0 then
+          yank.send(clients, ev.buf, vim.v.event)
         end
       end,
     })
+  end
+  vim.lsp.config(NAME, M.lsp_config(M.options))
+  -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.
+  -- `:Infill restart` looks again (after an install).
+  if server.resolve(M.options.cmd) then
+    vim.lsp.enable(NAME)
   end
 end
 

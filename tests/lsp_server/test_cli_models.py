@@ -8,7 +8,7 @@ import pytest
 
 from lsp_server.cli import main
 
-from .fake_hub import FakeHubServer
+from tests.engine.models.fake_hub import FakeHubServer
 
 
 @pytest.fixture

@@ -1,0 +1,226 @@
+"""Speculative prefetch: while a suggestion is on screen, compute the next one for the document as if it were
+accepted, so that Tab → next suggestion is served from the cache (Copilot on `didShowCompletion`, llama.vim when a
+hint is rendered).
+
+Rules, because a guess must never cost the user anything:
+- lowest priority: it starts only when no user generation runs, and it is cancelled before a user request makes a
+  model call it cannot serve (a request for the accepted state joins it instead);
+- at most one in flight; a newer one replaces it;
+- cancelled as soon as the document leaves the path to the accepted state (typing the suggestion's own characters
+  stays on it);
+- on its own llama-server slot where `-np` allows (`Engine.speculative_slot`), so it does not evict the prompt
+  cache of the slot serving the user;
+- its result only fills the cache: it never becomes the document's shown suggestion.
+
+It is triggered by `textDocument/didShowCompletion` or, for a client that has not reported showing anything, when
+an answer with a suggestion is sent."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .context import CursorContext
+from .inflight import Flight, InflightGenerations
+from .pipeline import CompletionService
+
+log = logging.getLogger(__name__)
+
+#: Builds the cursor context of a hypothetical document state: (uri, text before the cursor, text after it).
+MakeContext = Callable[[str, str, str], "CursorContext | None"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A shown suggestion and the document state its acceptance gives."""
+
+    uri: str
+    prefix: str  # before the cursor where the suggestion was shown
+    text: str  # the suggestion
+    suffix: str  # after the cursor, before acceptance
+    accepted_suffix: str  # after the cursor once accepted (auto-closed characters replaced)
+    #: Where `prefix` starts in the document and how many characters follow `suffix` there: a request's context is
+    #: a bounded window of the document (lsp_server.context), so the path is checked on that window, not the file.
+    start: int = 0
+    tail: int = 0
+
+    @property
+    def accepted_prefix(self) -> str:
+        return self.prefix + self.text
+
+    def on_path(self, document: str) -> bool:
+        """The document is the shown state, the accepted one, or the shown state plus the suggestion's first
+        characters typed by hand."""
+        accepted_length = len(self.accepted_prefix) + len(self.accepted_suffix)
+        if len(document) == accepted_length and document.startswith(self.accepted_prefix) \
+                and document.endswith(self.accepted_suffix):
+            return True
+        typed = len(document) - len(self.prefix) - len(self.suffix)
+        if not 0 <= typed <= len(self.text):
+            return False
+        return (document.startswith(self.prefix) and document.endswith(self.suffix)
+                and document[len(self.prefix):len(self.prefix) + typed] == self.text[:typed])
+
+
+@dataclass
+class PrefetchStats:
+    started: int = 0
+    completed: int = 0
+    cancelled: int = 0
+    #: Requests served from a finished prefetch (cache hit on its state) or by joining a running one.
+    hits: int = 0
+    joined: int = 0
+    skipped_busy: int = 0
+    skipped_cached: int = 0
+    #: Observed still running after the document had left its path (must stay 0).
+    stale_running: int = 0
+
+
+class Prefetcher:
+    def __init__(self, service: Callable[[], CompletionService | None], make_context: MakeContext,
+                 inflight: InflightGenerations, enabled: Callable[[], bool]) -> None:
+        self._service = service
+        self._make_context = make_context
+        self._inflight = inflight
+        self._enabled = enabled
+        self.target: Target | None = None
+        self.flight: Flight | None = None
+        self._cancelled: list[asyncio.Task] = []
+        self.stats = PrefetchStats()
+        #: (event, detail) in order, for tests that check ordering by counting events rather than timing.
+        self.events: deque[tuple[str, str]] = deque(maxlen=1000)
+
+    # --- triggers ----------------------------------------------------------------------------------------------
+
+    def on_shown(self, ctx: CursorContext, text: str, replace_chars: int = 0, tail: int = 0) -> None:
+        """A suggestion for `ctx` is on screen: prefetch the state its acceptance gives. `tail`: the document's
+        characters after `ctx.suffix`."""
+        self._check_stale()
+        service = self._service()
+        if not self._enabled() or service is None or not text:
+            return
+        target = Target(ctx.uri, ctx.prefix, text, ctx.suffix, ctx.suffix[replace_chars:],
+                        ctx.offset - len(ctx.prefix), tail)
+        if self.target is not None and self._same_state(self.target, target) and self.flight is not None \
+                and (self.flight.running or _succeeded(self.flight)):
+            return  # typing through the same suggestion: the same accepted state
+        if service.cache.get(target.uri, target.accepted_prefix, target.accepted_suffix) is not None:
+            self.stats.skipped_cached += 1
+            return
+        if self._inflight.busy():
+            self.stats.skipped_busy += 1
+            self.events.append(("skipped-busy", target.uri))
+            return
+        accepted = self._make_context(target.uri, target.accepted_prefix, target.accepted_suffix)
+        if accepted is None:
+            return
+        self.cancel("replaced")
+        self.target = target
+        next_line = ends_line(accepted)
+        if next_line:
+            accepted = dataclasses.replace(accepted, line_mode="block")
+        flight = Flight(accepted, speculative=True)
+        self.flight = flight.start(lambda on_text: service.compute(accepted, False, speculative=True,
+                                                                   next_line=next_line, on_text=on_text))
+        assert flight.task is not None
+        flight.task.add_done_callback(self._finished)
+        self.stats.started += 1
+        self.events.append(("prefetch-start", target.uri))
+
+    def on_change(self, uri: str, document: str | None) -> None:
+        """The document changed (or closed, or changed outside the target's window: None): cancel a prefetch it no
+        longer leads to. `document`: the text from the target's `start` to `tail` characters before the end."""
+        self._check_stale()
+        if self.target is None or self.target.uri != uri:
+            return
+        if document is None or not (self.target.on_path(document) or self._typing_into_flight(document)):
+            self.cancel("diverged")
+            self.target = None
+
+    def _typing_into_flight(self, document: str) -> bool:
+        """Past the accepted state, the user types what the running prefetch has produced so far."""
+        flight, target = self.flight, self.target
+        if flight is None or not flight.running or target is None:
+            return False
+        end = len(document) - len(target.accepted_suffix)
+        if end < len(target.accepted_prefix) or not document.startswith(target.accepted_prefix) \
+                or not document.endswith(target.accepted_suffix):
+            return False
+        return flight.fits(document[len(target.accepted_prefix):end])
+
+    def before_model_call(self, ctx: CursorContext) -> None:
+        """A user request is about to call the model for `ctx`: a prefetch must not compete with it."""
+        self._check_stale()
+        if self.flight is not None and self.flight.running:
+            self.cancel("yielded to a user request")
+
+    # --- serving -----------------------------------------------------------------------------------------------
+
+    def joinable(self, ctx: CursorContext, max_chars: int) -> tuple[Flight, str] | None:
+        flight = self.flight
+        if flight is None or not flight.running:
+            return None
+        typed = flight.typed_since(ctx, max_chars)
+        if typed is None or not flight.fits(typed):
+            return None
+        self.stats.joined += 1
+        self.events.append(("prefetch-joined", ctx.uri))
+        return flight, typed
+
+    def note_cache_hit(self, ctx: CursorContext) -> None:
+        if self.target is not None and ctx.uri == self.target.uri and ctx.prefix == self.target.accepted_prefix \
+                and ctx.suffix == self.target.accepted_suffix:
+            self.stats.hits += 1
+
+    # --- bookkeeping -------------------------------------------------------------------------------------------
+
+    def cancel(self, why: str) -> None:
+        flight = self.flight
+        if flight is None or not flight.running or flight.waiters > 0:
+            return  # a user request waits for it: it is no longer a guess
+        assert flight.task is not None
+        flight.task.cancel()
+        self._cancelled.append(flight.task)
+        self.stats.cancelled += 1
+        self.events.append(("prefetch-cancel", why))
+        log.debug("prefetch cancelled: %s", why)
+
+    def _finished(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is None:
+            self.stats.completed += 1
+            self.events.append(("prefetch-done", ""))
+        elif not task.cancelled():
+            log.debug("prefetch failed: %s", task.exception())
+
+    def _check_stale(self) -> None:
+        """Count cancelled prefetches still running at a later message (cancellation reaches the HTTP stream
+        within one loop turn, so there should be none)."""
+        still = [t for t in self._cancelled if not t.done()]
+        self.stats.stale_running += len(still)
+        self._cancelled = still
+
+    @staticmethod
+    def _same_state(a: Target, b: Target) -> bool:
+        return a.uri == b.uri and a.accepted_prefix == b.accepted_prefix and a.accepted_suffix == b.accepted_suffix
+
+    async def close(self) -> None:
+        self.cancel("shutdown")
+        tasks = [t for t in self._cancelled if not t.done()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def ends_line(ctx: CursorContext) -> bool:
+    """The accepted suggestion completed a line of code (nothing after the cursor on it) where the single-line
+    decision holds: the useful next suggestion is the next line, which a single-line request cannot give (it
+    stops at the line break). Copilot, too, shows the next line after an accepted one."""
+    return not ctx.multiline and not ctx.line_rest.strip() and bool(ctx.line_prefix.strip())
+
+
+def _succeeded(flight: Flight) -> bool:
+    task = flight.task
+    return task is not None and task.done() and not task.cancelled() and task.exception() is None

@@ -1,0 +1,252 @@
+"""JSON-RPC handling that answers every request, built on pygls's LanguageServerProtocol.
+
+pygls structures each message inside `json.loads(object_hook=...)`. When the params do not fit the method's type
+(an inlineCompletion without `context`, `position.line: -1`, a custom request without `params`) the exception leaves
+the reader loop before pygls knows the message id, so the request is never answered; a message without
+`"jsonrpc": "2.0"` and any request after `shutdown` are dropped as well, and requests before `initialize` run
+against a workspace that does not exist yet. LSP wants an error response for each: -32602 InvalidParams, -32600
+InvalidRequest, -32002 ServerNotInitialized. Here the object hook leaves every object as a dict, and the whole
+message is structured in `handle_message`, where its id is known.
+
+Errors are logged, not shown: pygls logs a traceback for every error answer (including expected ones such as
+-32803 RequestFailed) and turns handler exceptions into `window/showMessage` popups; an expected error is a log line,
+an unexpected one a log line with its traceback, and the answer never carries a traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from functools import partial
+from typing import Any, Awaitable, Protocol, cast
+
+import cattrs
+from lsprotocol import types
+from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
+                              JsonRpcMethodNotFound, JsonRpcRequestCancelled,
+                              JsonRpcServerNotInitialized)
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
+
+from engine.errors import InfillError
+
+log = logging.getLogger(__name__)
+
+JSONRPC = "2.0"
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _describe(exc: BaseException) -> str:
+    """What did not fit, with its path (`required field missing @ $.params.context`), from cattrs' errors."""
+    if isinstance(exc, (cattrs.errors.ClassValidationError, cattrs.errors.IterableValidationError)):
+        return "; ".join(cattrs.transform_error(exc))
+    return _first_line(exc)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class AnsweringProtocol(LanguageServerProtocol):
+    """LanguageServerProtocol that answers every request exactly once and keeps errors in the log."""
+
+    def __init__(self, server: Any, converter: Any) -> None:
+        super().__init__(server, converter)
+        #: Set when the `shutdown` request arrives (pygls sets `_shutdown` only once its handler has finished).
+        self.shutdown_requested = False
+        self.initialize_requested = False
+
+    # --- reading -------------------------------------------------------------------------------------------------
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """The reader's object hook sees every JSON object, innermost first: keep them as dicts; `handle_message`
+        structures the whole message once it is known to be one."""
+        return data
+
+    def handle_message(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            # pygls may hand over an already structured message (tests, other transports).
+            if hasattr(message, "jsonrpc"):
+                self._dispatch(message)
+            else:
+                log.warning("ignored a JSON-RPC message that is not an object: %.200r", message)
+            return
+        has_id = "id" in message
+        msg_id = message.get("id")
+        method = message.get("method")
+        is_request = has_id and "method" in message
+        if has_id and not _valid_id(msg_id):
+            log.warning("ignored a JSON-RPC message with an invalid id %.100r", msg_id)
+            return
+        if message.get("jsonrpc") != JSONRPC:
+            if is_request:
+                self._answer_error(msg_id, JsonRpcInvalidRequest(f'"jsonrpc" must be "{JSONRPC}"'))
+            else:
+                log.warning("ignored a message without \"jsonrpc\": \"%s\": %.200r", JSONRPC, message)
+            return
+        if "method" in message and not isinstance(method, str):
+            if has_id:
+                self._answer_error(msg_id, JsonRpcInvalidRequest('"method" must be a string'))
+            else:
+                log.warning("ignored a notification whose method is not a string: %.100r", method)
+            return
+        if not self.initialize_requested and method is not None and method not in (types.INITIALIZE, types.EXIT):
+            # LSP: before `initialize`, a request gets ServerNotInitialized and a notification is dropped.
+            if is_request:
+                self._answer_error(msg_id, JsonRpcServerNotInitialized(f"{method}: the server is not initialized"))
+            else:
+                log.debug("ignored %s before initialize", method)
+            return
+        if self.shutdown_requested and method is not None and method != types.EXIT:
+            if is_request:
+                self._answer_error(msg_id, JsonRpcInvalidRequest(f"{method}: the server is shutting down"))
+            else:
+                log.debug("ignored %s after shutdown", method)
+            return
+        try:
+            structured = self._structure(message)
+        except Exception as exc:
+            problem = _describe(exc)
+            if is_request:
+                self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: invalid params ({problem})"))
+            elif has_id and method is None and _valid_id(msg_id):  # a malformed answer to one of our requests
+                log.warning("malformed response to request %s: %s", msg_id, problem)
+                error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
+                self._handle_response(cast("str | int", msg_id), None, error)
+            else:
+                log.warning("ignored %s: invalid params (%s)", method or "a message", problem)
+            return
+        if is_request and method == types.SHUTDOWN:
+            self.shutdown_requested = True
+        if is_request and method == types.INITIALIZE:
+            self.initialize_requested = True
+        self._dispatch(structured)
+
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """pygls's `structure_message` for a whole message, raising instead of logging a traceback."""
+        if "id" in data:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            if "method" in data:
+                return self._converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
+            return self._converter.structure(data, self._result_types.pop(data["id"], None) or JsonRPCResponseMessage)
+        return self._converter.structure(data, self.get_message_type(data.get("method", "")) or JsonRPCNotification)
+
+    def _dispatch(self, message: Any) -> None:
+        try:
+            super().handle_message(message)
+        except Exception:  # a bug in dispatching must not stop the reader, nor leave a request unanswered
+            log.exception("failed to handle %s", getattr(message, "method", "a message"))
+            msg_id = getattr(message, "id", None)
+            if getattr(message, "method", None) is not None and _valid_id(msg_id) \
+                    and msg_id not in self._request_futures:
+                self._answer_error(msg_id, JsonRpcInternalError("the server could not handle the request"))
+
+    def _answer_error(self, msg_id: Any, error: JsonRpcException) -> None:
+        log.warning("answered request %s with error %d: %s", msg_id, error.code, error.message)
+        self._send_response(msg_id, error=error.to_response_error())
+
+    # --- answering -----------------------------------------------------------------------------------------------
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """pygls's, without its tracebacks: an unknown method is a log line, and a failure to start the handler is
+        answered without the traceback pygls put in `error.data`."""
+        try:
+            handler = self._get_handler(method_name)
+        except JsonRpcMethodNotFound as error:
+            self._answer_error(msg_id, error)
+            return
+        self._ctx_msg_id.set(msg_id)
+        try:
+            self._execute_handler(msg_id=msg_id, handler=handler, args=(params,),
+                                  callback=partial(self._send_handler_result, msg_id=msg_id))
+        except Exception as exc:
+            log.error("request %s (%s) could not be started", msg_id, method_name, exc_info=exc)
+            self._request_futures.pop(msg_id, None)
+            self._answer_error(msg_id, JsonRpcInternalError(f"Internal error: {_first_line(exc)}"))
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        self._request_futures.pop(msg_id, None)
+        if future.cancelled():
+            self._send_response(msg_id, error=JsonRpcRequestCancelled(
+                f'Request with id "{msg_id}" is canceled').to_response_error())
+            return
+        exc = future.exception()
+        if exc is None:
+            self._send_response(msg_id, result=future.result())
+        elif isinstance(exc, JsonRpcException):  # an answer the handler chose (RequestFailed, ...): no traceback
+            log.info("request %s answered with error %d: %s", msg_id, exc.code, exc.message)
+            self._send_response(msg_id, error=JsonRpcException(exc.message, exc.code).to_response_error())
+        elif isinstance(exc, InfillError):
+            log.warning("request %s failed: %s", msg_id, exc)
+            self._send_response(msg_id, error=JsonRpcException(str(exc), REQUEST_FAILED).to_response_error())
+        else:  # a bug: the log gets the traceback, the client a one-line message
+            log.error("request %s failed", msg_id, exc_info=exc)
+            self._send_response(msg_id, error=JsonRpcInternalError(
+                f"Internal error: {_first_line(exc)}").to_response_error())
+
+    def _check_handler_result(self, future: Any) -> None:
+        """Notifications have no answer: a failure is logged (pygls also showed a popup for each)."""
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is None:
+            return
+        if isinstance(exc, (InfillError, JsonRpcException)):
+            log.warning("notification failed: %s", exc)
+        else:
+            log.error("notification handler failed", exc_info=exc)
+
+
+class Reader(Protocol):
+    def readline(self) -> Awaitable[bytes]: ...
+
+    def readexactly(self, n: int) -> Awaitable[bytes]: ...
+
+
+async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: threading.Event) -> None:
+    """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
+    ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
+    is not JSON is logged and skipped; the next frame is read as usual."""
+    while not stop_event.is_set():
+        length: int | None = None
+        seen_header = False
+        while True:
+            line = await reader.readline()
+            if not line:
+                return  # the client closed the pipe
+            text = line.decode("latin-1").strip()
+            if not text:
+                if seen_header:
+                    break
+                continue
+            seen_header = True
+            name, colon, value = text.partition(":")
+            if colon and name.strip().lower() == "content-length":
+                try:
+                    length = int(value.strip())
+                except ValueError:
+                    length = None
+        if length is None or length < 0:
+            log.warning("ignored a frame without a valid Content-Length header")
+            continue
+        body = await reader.readexactly(length)
+        if len(body) < length:
+            return
+        try:
+            message = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            log.warning("ignored a message that is not JSON (%s)", exc)
+            continue
+        try:
+            protocol.handle_message(message)
+        except Exception:  # never let one message end the loop
+            log.exception("failed to handle a message")
+
+
+__all__ = ["AnsweringProtocol", "read_messages"]

@@ -1,0 +1,126 @@
+"""The LSP side of workspace context: the `infill/didYank` notification, workspace folders, the `infill/context`
+status request, and the once-a-second tick that flushes sources and warms the model server's cache.
+
+`infill/didYank` (client → server notification), for any client that can see copies or yanks:
+
+    {"textDocument": {"uri": "file:///…"}, "text": "the copied text", "range": {"start": {"line": 3, …}, …}?}
+
+`range` is optional (where the text was copied from). Text from excluded files is ignored."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ..secrets import uri_to_path
+from .provider import WorkspaceContext
+from .requests import warm
+
+log = logging.getLogger(__name__)
+
+DID_YANK = "infill/didYank"
+CONTEXT_STATUS = "infill/context"
+#: How often sources are flushed into the indexes (batched: never per keystroke).
+TICK_S = 1.0
+
+
+def folders_from_initialize(params: Any) -> list[str]:
+    """Workspace folder paths from InitializeParams: workspaceFolders, else rootUri, else rootPath."""
+    out = []
+    for folder in getattr(params, "workspace_folders", None) or ():
+        uri = getattr(folder, "uri", None)
+        if uri and uri.startswith("file:"):
+            out.append(uri_to_path(uri))
+    if not out:
+        root_uri = getattr(params, "root_uri", None)
+        root_path = getattr(params, "root_path", None)
+        if root_uri and root_uri.startswith("file:"):
+            out.append(uri_to_path(root_uri))
+        elif root_path:
+            out.append(root_path)
+    return out
+
+
+def _get(params: Any, *names: str) -> Any:
+    """A field of params that may arrive as a dict, an attrs object or a namedtuple (custom methods)."""
+    value = params
+    for name in names:
+        if value is None:
+            return None
+        value = value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+    return value
+
+
+def on_did_yank(workspace: WorkspaceContext, params: Any) -> None:
+    uri = _get(params, "textDocument", "uri")
+    text = _get(params, "text")
+    if not isinstance(uri, str) or not isinstance(text, str):
+        log.warning("%s: expected {textDocument: {uri}, text}, got %r", DID_YANK, params)
+        return
+    line = _get(params, "range", "start", "line")
+    workspace.yanked(uri, text, line if isinstance(line, int) else None)
+
+
+def register(server: Any) -> None:
+    """Add the workspace-context features to `server` (an InfillServer with a `workspace_context` attribute)."""
+
+    @server.feature(DID_YANK)
+    def did_yank(ls: Any, params: Any) -> None:
+        on_did_yank(ls.workspace_context, params)
+
+    @server.feature(CONTEXT_STATUS)
+    def context_status(ls: Any, params: Any) -> dict[str, Any]:
+        return ls.workspace_context.status()
+
+    @server.feature("workspace/didChangeWorkspaceFolders")
+    def folders_changed(ls: Any, params: Any) -> None:
+        event = _get(params, "event")
+        folders = list(ls.workspace_context.folders)
+        for removed in _get(event, "removed") or ():
+            path = uri_to_path(_get(removed, "uri") or "")
+            folders = [f for f in folders if f != path]
+        for added in _get(event, "added") or ():
+            uri = _get(added, "uri") or ""
+            if uri.startswith("file:"):
+                folders.append(uri_to_path(uri))
+        ls.workspace_context.set_folders(folders)
+
+
+def attach_embedding(workspace: WorkspaceContext, engine_config: Any) -> Any:
+    """Point the re-ranking at the configured `embedding` backend (remote kinds; a local embedding model would need
+    its own llama-server). Returns the backend (to close at shutdown) or None."""
+    cfg = getattr(engine_config, "embedding", None)
+    if cfg is None or cfg.kind == "local":
+        if cfg is not None:
+            log.info("workspace context: a local embedding model is not used for re-ranking (remote kinds only)")
+        workspace.embed = None
+        return None
+    try:
+        from engine.backends import create_embedding
+
+        backend = create_embedding(cfg, "embedding")
+    except Exception as exc:  # a broken embedding config must not stop completions
+        log.warning("workspace context: no embedding re-ranking (%s)", exc)
+        workspace.embed = None
+        return None
+    workspace.embed = backend.embed
+    return backend
+
+
+async def tick_loop(ls: Any) -> None:
+    """Flush sources once a second; when the context changed and no request is running, warm the cache."""
+    while True:
+        await asyncio.sleep(TICK_S)
+        workspace: WorkspaceContext = ls.workspace_context
+        if not workspace.settings.enabled:
+            continue
+        try:
+            changed = workspace.tick()
+            service = ls.service
+            if changed and service is not None and ls.sessions.active_count() == 0:
+                await warm(workspace, service.engine)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("workspace context tick failed")

@@ -1,0 +1,95 @@
+"""Choosing snippets: drop what the prompt already shows, drop near-copies, rank, and order for the prompt cache.
+
+Pure functions over Candidates, so every rule is testable without a server."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from .text import identifiers, jaccard
+
+_WORDS: OrderedDict[str, frozenset] = OrderedDict()
+WORDS_CACHE = 4096
+
+
+def words_of(text: str) -> frozenset:
+    """The identifier set of a text, memoised: the same windows and definitions come back request after request."""
+    words = _WORDS.get(text)
+    if words is None:
+        words = _WORDS[text] = frozenset(identifiers(text))
+        if len(_WORDS) > WORDS_CACHE:
+            _WORDS.popitem(last=False)
+    else:
+        _WORDS.move_to_end(text)
+    return words
+
+#: A candidate more similar than this to the code around the cursor is dropped: llama.vim found such chunks make
+#: the model repeat what is already there.
+NEAR_COPY = 0.5
+
+#: Sources in the order they win a tie; definitions referenced at the cursor go first (Continue, Zed, Tabby).
+PRIORITY = {"definition": 0, "yank": 1, "edit": 2, "view": 3, "open": 4, "file": 5, "next": 6}
+
+
+@dataclass
+class Candidate:
+    source: str       # definition | yank | edit | view | open | file | next
+    key: str          # file path or URI (current-file and exclusion checks)
+    label: str        # the path shown to the model
+    start: int        # line range in its file (-1 when not from a file, e.g. a yank)
+    end: int
+    text: str
+    score: float = 0.0
+    words: frozenset = field(default_factory=frozenset)
+
+    def __post_init__(self) -> None:
+        if not self.words:
+            self.words = words_of(self.text)
+
+    @property
+    def place(self) -> tuple[str, int, int, str]:
+        return (self.key, self.start, self.end, self.source)
+
+
+def overlaps(candidate: Candidate, key: str, lines: tuple[int, int]) -> bool:
+    """Whether the candidate shows lines of `key` within `lines` (start inclusive, end exclusive)."""
+    return candidate.key == key and candidate.start >= 0 and candidate.start < lines[1] and lines[0] < candidate.end
+
+
+def drop_shown(candidates: list[Candidate], key: str, lines: tuple[int, int], cursor_words: frozenset,
+               near_copy: float = NEAR_COPY) -> list[Candidate]:
+    """Leave out candidates overlapping the cursor's own window and near-copies of it."""
+    return [c for c in candidates
+            if c.text.strip() and not overlaps(c, key, lines) and jaccard(c.words, cursor_words) <= near_copy]
+
+
+def dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per place: overlapping ranges of one file and identical texts keep the best-ranked one."""
+    kept: list[Candidate] = []
+    texts: set[str] = set()
+    for candidate in sorted(candidates, key=rank_key):
+        text = candidate.text.strip()
+        if text in texts:
+            continue
+        if any(k.key == candidate.key and k.start >= 0 and candidate.start >= 0 and k.start < candidate.end
+               and candidate.start < k.end for k in kept):
+            continue
+        kept.append(candidate)
+        texts.add(text)
+    return kept
+
+
+def rank_key(candidate: Candidate) -> tuple[int, float, int]:
+    """Definitions first, then by score (higher first), then by source."""
+    first = 0 if candidate.source == "definition" else 1
+    return (first, -candidate.score, PRIORITY.get(candidate.source, 9))
+
+
+def stable_order(chosen: list[Candidate], order: dict[tuple, int]) -> list[Candidate]:
+    """The prompt order: snippets already shown before keep their places, new ones go after them (nearest the
+    code), so consecutive prompts share their beginning. `order` remembers first appearances across requests."""
+    for candidate in chosen:
+        if candidate.place not in order:
+            order[candidate.place] = len(order)
+    return sorted(chosen, key=lambda c: order[c.place])

@@ -1,0 +1,247 @@
+"""The server under malformed and adversarial traffic (issue 14), driven over pipes by the fuzz harness's raw
+JSON-RPC client against its recording loopback OpenAI-compatible backend. No llama-server needed."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from bench.lsp_fuzz import Backend, Client, ServerProcess, initialize, merge
+
+SURROGATE_DOC = "x = '\ud800'\n"
+
+
+def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
+    return merge({"completion": {"kind": "openai/completion", "model": "m", "api_endpoint": endpoint,
+                                 "http": {"read_timeout": 5.0, "max_retries": 0}},
+                  "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 8, "log_level": "info"}, extra)
+
+
+class Session:
+    def __init__(self, client: Client, backend: Backend, server: ServerProcess, endpoint: str):
+        self.client, self.backend, self.server, self.endpoint = client, backend, server, endpoint
+        self.count = 0
+
+    def open(self, text: str, name: str | None = None, language: str = "python") -> str:
+        self.count += 1
+        uri = f"file:///work/sample/{name or f'r{self.count}.py'}"
+        self.client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language,
+                                                                     "version": 1, "text": text}})
+        return uri
+
+    async def ask(self, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
+        msg_id = self.client.request(method, params, **kw)
+        await self.client.drain()
+        return (await self.client.wait_answered(msg_id))["answer"]
+
+    async def complete(self, uri: str, line: int, character: int, invoked: bool = True) -> dict[str, Any]:
+        return await self.ask("textDocument/inlineCompletion", {
+            "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
+            "context": {"triggerKind": 1 if invoked else 2}})
+
+    async def configure_badly(self, payload: Any) -> str:
+        """Send settings that must be refused; the error message the server shows."""
+        before = len(self.client.show_messages)
+        self.client.notify("workspace/didChangeConfiguration", {"settings": {"infill": payload}})
+        await self.client.drain()
+        for _ in range(3000):  # counts the popups; the loop is only a safety net
+            if len(self.client.show_messages) > before:
+                return self.client.show_messages[-1]
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"no error shown for {payload}")
+
+
+async def start(encoding: str = "utf-16", **extra: Any) -> Session:
+    backend = Backend(random.Random(0), faults=False)
+    endpoint = await backend.start()
+    server = ServerProcess()
+    proc = await server.start()
+    client = Client(proc, settings(endpoint, **extra))
+    await initialize(client, encoding)
+    return Session(client, backend, server, endpoint)
+
+
+async def stop(session: Session) -> int | None:
+    try:
+        await session.ask("shutdown")
+        session.client.notify("exit", None)
+        await session.client.drain()
+        code = await asyncio.wait_for(session.server.proc.wait(), 30)
+    finally:
+        await session.client.stop_reading()
+        await session.server.stop()
+        await session.backend.close()
+    return code
+
+
+@pytest.fixture
+async def session():
+    s = await start()
+    yield s
+    await stop(s)
+
+
+async def test_lone_surrogate_is_sent_as_replacement_character(session: Session):
+    uri = session.open(SURROGATE_DOC)
+    answer = await session.complete(uri, 1, 0)
+    assert "error" not in answer, answer
+    assert session.backend.calls[-1] == ("x = '\ufffd'\n", "")
+
+
+@pytest.mark.parametrize("params,omit,code,where", [
+    ({"textDocument": {"uri": "file:///a.py"}, "position": {"line": 0, "character": 0}}, False, -32602,
+     "$.params.context"),
+    ({"textDocument": {"uri": "file:///a.py"}, "position": {"line": -1, "character": 0},
+      "context": {"triggerKind": 1}}, False, -32602, "$.params.position"),
+    (None, True, -32602, ""),
+])
+async def test_params_that_do_not_fit_get_invalid_params(session: Session, params, omit, code, where):
+    answer = await session.ask("textDocument/inlineCompletion", params, omit_params=omit)
+    assert answer["error"]["code"] == code and where in answer["error"]["message"]
+    assert answer["error"].get("data") is None
+
+
+async def test_custom_request_without_params_and_hover_without_position(session: Session):
+    answer = await session.ask("infill/stats", omit_params=True)
+    assert answer["error"]["code"] == -32602
+    answer = await session.ask("textDocument/hover", {"textDocument": {"uri": "file:///a.py"}})
+    assert answer["error"]["code"] == -32602
+
+
+async def test_message_without_jsonrpc_version_is_answered(session: Session):
+    session.client.next_id += 1
+    msg_id = session.client.next_id
+    session.client.pending[msg_id] = {"method": "infill/stats"}
+    session.client.send({"id": msg_id, "method": "infill/stats", "params": {}})
+    answer = (await session.client.wait_answered(msg_id))["answer"]
+    assert answer["error"]["code"] == -32600
+
+
+async def test_malformed_frames_do_not_lose_the_next_message(session: Session):
+    session.client.raw(b"{not json")
+    session.client.proc.stdin.write(b"content-length: 2\n\n[]")  # lower-case header, LF line ends
+    session.client.proc.stdin.write(b"\r\n\r\nX-Junk\r\n\r\n")  # stray lines between frames
+    answer = await session.ask("infill/stats", {})
+    assert answer["result"]["documents"] == 0
+    assert "Traceback" not in session.server.log_text()
+
+
+async def test_request_after_shutdown_is_invalid_request():
+    s = await start()
+    try:
+        assert "error" not in await s.ask("shutdown")
+        answer = await s.ask("infill/stats", {})
+        assert answer["error"]["code"] == -32600
+        s.client.notify("exit", None)
+        await s.client.drain()
+        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 0
+    finally:
+        await s.client.stop_reading()
+        await s.server.stop()
+        await s.backend.close()
+
+
+async def test_requests_before_initialize_get_server_not_initialized():
+    backend = Backend(random.Random(0), faults=False)
+    endpoint = await backend.start()
+    server = ServerProcess()
+    client = Client(await server.start(), settings(endpoint))
+    try:
+        client.notify("textDocument/didOpen", {"textDocument": {"uri": "file:///a.py", "languageId": "python",
+                                                                "version": 1, "text": "x"}})
+        early = client.request("textDocument/inlineCompletion", {
+            "textDocument": {"uri": "file:///a.py"}, "position": {"line": 0, "character": 1},
+            "context": {"triggerKind": 1}})
+        await client.drain()
+        assert (await client.wait_answered(early))["answer"]["error"]["code"] == -32002
+        await initialize(client, "utf-16")
+        stats = client.request("infill/stats", {})
+        await client.drain()
+        assert (await client.wait_answered(stats))["answer"]["result"]["documents"] == 0  # the early open was dropped
+    finally:
+        await stop(Session(client, backend, server, endpoint))
+
+
+BAD = [
+    ({"completion": {"kind": "nope/completion"}}, "completion.kind"),
+    ({"completion": {"kind": "openai/chat"}}, "completion.kind"),
+    ({"completion": {"api_endpoint": "ftp://127.0.0.1/v1"}}, "completion.api_endpoint"),
+    ({"completion": {"prompt_template": "<fim>{suffix}"}}, "completion.prompt_template"),
+    ({"languages": {"": {"extra_stop_words": ["x"]}}}, "languages"),
+    ({"languages": {"python": {"extra_stop_words": [""]}}}, "languages.python.extra_stop_words"),
+    ({"completion": {"additional_stop_words": [""]}}, "completion"),
+]
+
+
+async def test_bad_settings_never_stop_completions(session: Session):
+    uri = session.open("".join(f"x{i} = {i}\n" for i in range(len(BAD))))
+    for line, (bad, key) in enumerate(BAD):
+        calls = len(session.backend.calls)
+        shown = await session.configure_badly(merge(session.client.settings, bad))
+        assert key in shown and "keeping the previous" in shown
+        answer = await session.complete(uri, line, 5)  # a new place each time: no cached answer
+        assert "error" not in answer, (bad, answer)
+        assert len(session.backend.calls) == calls + 1, bad
+
+
+async def test_an_engine_that_cannot_start_leaves_the_old_one_serving(session: Session, tmp_path):
+    """Valid settings whose engine fails to start (a model file that does not exist): the running engine stays."""
+    uri = session.open("def f(x):\n    return x\n")
+    shown = await session.configure_badly({"completion": {"kind": "local", "model": str(tmp_path / "missing.gguf")}})
+    assert "keeping the previous configuration" in shown
+    answer = await session.complete(uri, 1, 4)
+    assert "error" not in answer, answer
+    assert session.backend.calls, "the old engine did not serve the request"
+
+
+async def test_remote_fim_kind_sends_the_suffix(session: Session):
+    uri = session.open("def f(x):\n    return x\n")
+    await session.complete(uri, 1, 4)
+    assert session.backend.calls[-1] == ("def f(x):\n    ", "return x\n")
+
+
+async def test_endless_stream_ends_at_the_token_cap(session: Session):
+    session.backend.script = ["endless_same"]
+    uri = session.open("x = ")
+    answer = await session.complete(uri, 0, 4)
+    assert "error" not in answer, answer
+    assert await _streams_closed(session.backend)
+
+
+async def test_trickling_stream_ends_at_the_deadline():
+    s = await start(request_timeout=0.5)
+    try:
+        s.backend.script = ["endless_slow"]
+        uri = s.open("x = ")
+        answer = await s.complete(uri, 0, 4)
+        assert "error" not in answer, answer  # what arrived before the deadline is the completion
+        assert await _streams_closed(s.backend)
+        s.backend.script = ["stall"]  # nothing useful before the deadline: an error naming the setting
+        answer = await s.complete(uri, 0, 3)
+        assert answer["error"]["code"] == -32803 and "request_timeout" in answer["error"]["message"]
+    finally:
+        await stop(s)
+
+
+async def _streams_closed(backend: Backend) -> bool:
+    """Counts the backend's open streams down to zero (the server closes them); a safety net, not a speed test."""
+    for _ in range(500):
+        if backend.open_streams == 0:
+            return True
+        await asyncio.sleep(0.01)
+    return False
+
+
+async def test_failures_are_logged_quietly_and_never_popped_up(session: Session):
+    session.backend.script = ["http500"]
+    uri = session.open("x = ")
+    answer = await session.complete(uri, 0, 4)
+    assert answer["error"]["code"] == -32803 and answer["error"].get("data") is None
+    session.client.notify("textDocument/didChange", {"textDocument": {"uri": "file:///never/opened.py", "version": 2},
+                                                     "contentChanges": [{"text": "x"}]})
+    assert "result" in await session.ask("infill/stats", {})
+    assert session.client.show_messages == []
+    assert "Traceback" not in session.server.log_text()

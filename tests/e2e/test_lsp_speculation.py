@@ -1,0 +1,142 @@
+"""Speculative prefetch through the real server and the real llama-server (tiny model), checked by counting the
+server's own events (`infill/stats`) and llama-server's /metrics, never by timing.
+
+- A shown suggestion starts a prefetch of the accepted state; a user request that needs the model cancels it
+  before its own model call begins (the guess never competes with the user), and the request is answered.
+- A change that leaves the path to the accepted state cancels the prefetch; no prefetch is found running at the
+  next message, and llama-server goes idle.
+- Accepting the suggestion is answered by the prefetch (joined while running, or from the cache)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.fixtures.llama import predicted_tokens_when_idle
+
+from .lsp_support import (
+    capabilities,
+    config,
+    edit,
+    inline_params,
+    open_doc,
+    record_status,
+    remote_options,
+    wait_status,
+)
+
+pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
+
+#: Long generations (the tiny model never emits an end token; multi-line mode has no "\n" stop), no time box, so a
+#: prefetch is still running when the test acts on it.
+SETTINGS = {"max_tokens": 400, "temperature": 0.0, "multiline": "always",
+            "speculation": {"time_budget_ms": 0, "invoked_time_budget_ms": 0}}
+TEXT = "def job_{n}(x):\n    y = x + 1\n    return "
+ROUNDS = 4
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def client(lsp_client: LanguageClient, llama_server: str):
+    record_status(lsp_client)
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(["utf-16"]), initialization_options=remote_options(llama_server, **SETTINGS)))
+    await wait_status(lsp_client, "ready")
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def stats(client: LanguageClient) -> dict[str, Any]:
+    result = await client.protocol.send_request_async("infill/stats", {})
+    return result if isinstance(result, dict) else result._asdict()
+
+
+async def shown_with_prefetch(client: LanguageClient, base_url: str, n: int) -> tuple[str, str, int] | None:
+    """Open a document, get an automatic suggestion at its end (this client does not report showing, so the
+    answer counts as shown) and wait until llama-server generates the prefetch. Returns (uri, suggestion, events
+    seen so far), or None when the prefetch had already finished (a round the test missed)."""
+    text = TEXT.format(n=n)
+    uri = open_doc(client, text)
+    before = await stats(client)
+    result = await client.text_document_inline_completion_async(inline_params(uri, 2, 11, invoked=False))
+    assert result is not None and result.items, "the tiny model always gives a suggestion"
+    suggestion = result.items[0].insert_text
+    assert isinstance(suggestion, str)
+    async with httpx.AsyncClient(base_url=base_url, timeout=5.0, trust_env=False) as http:
+        for _ in range(3000):  # a safety net, not a speed assertion
+            after = await stats(client)
+            assert after["prefetch_started"] == before["prefetch_started"] + 1
+            if after["prefetch_completed"] > before["prefetch_completed"]:
+                return None
+            decoded = [(s.get("next_token") or [{}])[0].get("n_decoded", 0) for s in (await http.get("/slots")).json()
+                       if s.get("is_processing")]
+            if decoded and max(decoded) >= 5:
+                return uri, suggestion, len(after["speculation_events"])
+            await asyncio.sleep(0.005)
+    raise AssertionError("the prefetch never started generating")
+
+
+async def test_a_user_request_cancels_the_prefetch_before_its_model_call(client: LanguageClient, llama_server):
+    for n in range(ROUNDS):
+        shown = await shown_with_prefetch(client, llama_server, 100 + n)
+        if shown is None:
+            continue
+        other = open_doc(client, "import os\n\nprint(os.getcwd())\n")
+        result = await client.text_document_inline_completion_async(inline_params(other, 1, 0, invoked=True))
+        assert isinstance(result, types.InlineCompletionList)  # answered
+        events = [tuple(e) for e in (await stats(client))["speculation_events"]][shown[2]:]
+        call = events.index(("model-call", other))
+        if ("prefetch-done", "") in events[:call]:
+            continue  # it finished just before the request arrived: a round the test missed
+        # Still running when the user's request came, and cancelled before the user's generation began.
+        assert ("prefetch-cancel", "yielded to a user request") in events[:call]
+        assert (await stats(client))["prefetch_stale_running"] == 0
+        return
+    pytest.fail(f"in {ROUNDS} rounds the prefetch always finished before the test could act")
+
+
+async def test_a_diverging_change_cancels_the_prefetch_and_llama_server_stops(client: LanguageClient,
+                                                                              llama_server):
+    for n in range(ROUNDS):
+        shown = await shown_with_prefetch(client, llama_server, 200 + n)
+        if shown is None:
+            continue
+        uri, suggestion, _ = shown
+        before = await stats(client)
+        typo = "#" if not suggestion.startswith("#") else "@"
+        edit(client, uri, 2, 2, 11, typo)  # not the suggestion's first character
+        after = await stats(client)
+        assert after["prefetch_cancelled"] == before["prefetch_cancelled"] + 1
+        assert list(after["speculation_events"][-1]) == ["prefetch-cancel", "diverged"]
+        await predicted_tokens_when_idle(llama_server)  # raises if llama-server keeps generating
+        assert (await stats(client))["prefetch_stale_running"] == 0
+        return
+    pytest.fail(f"in {ROUNDS} rounds the prefetch always finished before the test could act")
+
+
+async def test_accepting_is_answered_by_the_prefetch(client: LanguageClient, llama_server):
+    text = TEXT.format(n=300)
+    uri = open_doc(client, text)
+    before = await stats(client)
+    first = await client.text_document_inline_completion_async(inline_params(uri, 2, 11, invoked=False))
+    assert first is not None and first.items
+    suggestion = first.items[0].insert_text
+    assert isinstance(suggestion, str)
+    # Tab: the client inserts the item and asks again at the end of it.
+    edit(client, uri, 2, 2, 11, suggestion)
+    lines = (text + suggestion).split("\n")
+    second = await client.text_document_inline_completion_async(
+        inline_params(uri, len(lines) - 1, len(lines[-1].encode("utf-16-le")) // 2, invoked=False))
+    assert isinstance(second, types.InlineCompletionList) and second.items
+    after = await stats(client)
+    served_by_prefetch = (after["prefetch_joined"] - before["prefetch_joined"]) + \
+        (after["prefetch_hits"] - before["prefetch_hits"])
+    assert served_by_prefetch == 1
+    events = [tuple(e) for e in after["speculation_events"][len(before["speculation_events"]):]]
+    assert events.count(("model-call", uri)) == 1  # the first suggestion's; the accepted state's was prefetched
+
