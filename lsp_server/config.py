@@ -61,6 +61,10 @@ class SpeculationSettings:
     about five lines."""
 
     prefetch: bool = True
+    #: Prefetch also for hosted vendor APIs (openai/, azure/, deepseek/, mistral/ kinds), where each prefetch is
+    #: one more billed and rate-limited request: off unless asked for. Self-hosted servers (local, llama.cpp,
+    #: vLLM, Ollama) prefetch when `prefetch` is on.
+    prefetch_hosted: bool = False
     reuse_inflight: bool = True
     time_budget_ms: int = 250
     invoked_time_budget_ms: int = 1000

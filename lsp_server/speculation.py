@@ -45,7 +45,7 @@ class Speculation:
         self._clock = clock
         self.inflight = InflightGenerations()
         self.prefetcher = Prefetcher(lambda: server.service, self._hypothetical_context, self.inflight,
-                                     lambda: server.settings.speculation.prefetch)
+                                     lambda: prefetch_enabled(server.settings))
         #: The client has sent textDocument/didShowCompletion at least once: prefetch on that, not on answers.
         self.client_reports_shown = False
         self._last_answer: dict[str, tuple[CursorContext, Suggestion]] = {}
@@ -224,3 +224,13 @@ def _get(obj: Any, *names: str) -> Any:
         if hasattr(obj, name):
             return getattr(obj, name)
     return None
+
+
+#: Kind prefixes of hosted vendor APIs (billed per request): see SpeculationSettings.prefetch_hosted.
+HOSTED_KINDS = ("openai/", "azure/", "deepseek/", "mistral/")
+
+
+def prefetch_enabled(settings: ServerSettings) -> bool:
+    spec = settings.speculation
+    hosted = settings.engine.completion.kind.startswith(HOSTED_KINDS)
+    return spec.prefetch and (spec.prefetch_hosted or not hosted)

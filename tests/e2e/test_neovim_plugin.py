@@ -204,6 +204,8 @@ def nvim(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
         "context": {"open_documents": False, "recent_edits": False, "recent_views": False,
                     "workspace_files": False, "definitions": False},
         "max_tokens": 24,
+        # No time box: the tests pick texts by whole multi-line suggestions, which a loaded machine would cut.
+        "speculation": {"time_budget_ms": 0, "invoked_time_budget_ms": 0},
         "multiline": "always",
         "temperature": 0.0,  # the same suggestion for the same text, run after run
     }

@@ -291,3 +291,19 @@ async def test_an_answer_for_an_older_text_starts_no_prefetch():
     ctx_after(server, "x")  # the user typed on before the answer was sent
     spec.answered(ctx, [Suggestion("a + b")])
     assert spec.prefetcher.stats.started == 0
+
+
+def test_prefetch_is_off_by_default_for_hosted_vendor_apis_only():
+    from engine.config import EngineConfig, ModelConfig
+    from lsp_server.config import SpeculationSettings
+    from lsp_server.speculation import prefetch_enabled
+
+    def settings(kind: str, **speculation) -> ServerSettings:
+        return ServerSettings(engine=EngineConfig(completion=ModelConfig(kind=kind)),
+                              speculation=SpeculationSettings(**speculation))
+
+    assert prefetch_enabled(settings("local"))
+    assert prefetch_enabled(settings("vllm/completion"))
+    assert not prefetch_enabled(settings("openai/completion"))  # each prefetch is a billed request
+    assert prefetch_enabled(settings("openai/completion", prefetch_hosted=True))
+    assert not prefetch_enabled(settings("local", prefetch=False))
