@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass, field
 from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
-from .decoding import StopCondition
+from .decoding import StopCondition, first_stop
 from .errors import DeadlineExceeded
-from .languages import LanguageTable
+from .languages import LanguageTable, default_sentinels
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .timebox import TimeBox
@@ -47,12 +47,13 @@ class _Run:
     crlf: bool
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
+    sentinels: frozenset[str] = frozenset()
     timebox: TimeBox | None = None
 
     @property
     def stop_reason(self) -> StopReason:
         if self.stop is not None and self.stop.stopped:
-            return StopReason.STOP_WORD
+            return StopReason.END_SENTINEL if self.stop.stop_word in self.sentinels else StopReason.STOP_WORD
         if self.timebox is not None and self.timebox.expired:
             return StopReason.TIME_BUDGET
         if self.stats.hit_token_limit or self.stats.hit_deadline:
@@ -74,11 +75,26 @@ class CodeGeneration:
         self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
         self.clock = time.monotonic  # the time box's clock (tests replace it)
 
-    def stop_words(self, language_id: str, options: CompletionOptions) -> tuple[str, ...]:
-        """The language's stop words, the template's end sentinels, the model's and the request's extra words."""
-        words = (*self.languages.lookup(language_id).stop_words(), *self.template.stop_words,
-                 *self.extra_stop_words, *options.stop_words)
+    def stop_words(self, language_id: str, options: CompletionOptions, sees_suffix: bool = False) -> tuple[str, ...]:
+        """The language's stop words, the template's end sentinels, the model's and the request's extra words.
+
+        A model that sees the suffix knows where the hole ends and says so with its end token: the language's words
+        (a blank line, a comment or a top-level keyword at a line start) would cut a hole of several statements or
+        declarations short, so only the sentinels stop it (its text is then limited by post-processing)."""
+        if sees_suffix:
+            language_words = default_sentinels()
+        else:
+            language_words = self.languages.lookup(language_id).stop_words()
+        words = (*language_words, *self.template.stop_words, *self.extra_stop_words, *options.stop_words)
         return tuple(dict.fromkeys(words))
+
+    def _sentinels(self) -> frozenset[str]:
+        """The words that are the model's own end (END_SENTINEL when one stops it), not a stop word's cut."""
+        return frozenset(default_sentinels() + tuple(self.template.stop_words))
+
+    @property
+    def sees_suffix(self) -> bool:
+        return not self.template.prefix_only
 
     async def _start(self, request: CompletionRequest) -> _Run:
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
@@ -90,7 +106,9 @@ class CodeGeneration:
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
-        run.stop = stop = StopCondition(self.stop_words(run.prompt.language, options), prefix_tail=run.prompt.prefix)
+        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        run.stop = stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+        run.sentinels = self._sentinels()
         max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
         max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
         count = chars = 0
@@ -145,8 +163,22 @@ class CodeGeneration:
                     raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
                                        ) from None
             text = "".join(parts)
+            text = self._deferred_stop(run, text)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
-                          prompt=run.prompt)
+                          prompt=run.prompt, stop_word=run.stop.stop_word if run.stop is not None else None)
+
+    def _deferred_stop(self, run: _Run, text: str) -> str:
+        """A model that saw the suffix but ran into the token limit did not find the hole's end: the language's
+        stop words it was spared (see `stop_words`) apply after all, as they would to a prefix-only model. So do they
+        when the time box (or the deadline) ended it: it did not end by itself either."""
+        if run.prompt.suffix is None or run.stop_reason not in (StopReason.TOKEN_LIMIT, StopReason.TIME_BUDGET):
+            return text
+        words = self.languages.lookup(run.prompt.language).stop_words()
+        cut, word = first_stop(text, words, prefix_tail=run.prompt.prefix)
+        if word is not None:
+            run.stop = StopCondition(words)
+            run.stop.stopped, run.stop.stop_word = True, word
+        return cut
 
     async def generate_choices(self, request: CompletionRequest, options: CompletionOptions,
                                count: int) -> list[Completion] | None:
@@ -157,15 +189,17 @@ class CodeGeneration:
             return None
         run = await self._start(request)
         texts = await choices(run.prompt, options, count, run.stats)
-        words = self.stop_words(run.prompt.language, options)
+        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        sentinels = self._sentinels()
         out = []
         for raw in texts:
             stop = StopCondition(words, prefix_tail=run.prompt.prefix)
             text = stop.feed(raw) + ("" if stop.stopped else stop.finish())
-            reason = StopReason.STOP_WORD if stop.stopped else (
-                StopReason.TOKEN_LIMIT if run.stats.hit_token_limit else StopReason.END_OF_STREAM)
-            out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=reason, stats=run.stats,
-                                  prompt=run.prompt))
+            one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=stop, sentinels=sentinels)
+            text = self._deferred_stop(one, text)
+            out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=one.stop_reason,
+                                  stats=run.stats, prompt=run.prompt,
+                                  stop_word=one.stop.stop_word if one.stop is not None else None))
         return out
 
     async def stream_text(self, request: CompletionRequest, options: CompletionOptions) -> AsyncGenerator[str, None]:

@@ -125,10 +125,18 @@ def _read_packaged() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=1)
+def _defaults() -> Defaults:
+    return from_dict(Defaults, _read_packaged().get("defaults", {}), f"{TABLE_FILE}: defaults")
+
+
 def default_stop_words() -> tuple[str, ...]:
     """The stop words every language has: blank lines and model sentinels."""
-    defaults = from_dict(Defaults, _read_packaged().get("defaults", {}), f"{TABLE_FILE}: defaults")
-    return defaults.stop_words()
+    return _defaults().stop_words()
+
+
+def default_sentinels() -> tuple[str, ...]:
+    """The end, FIM and chat sentinels of common models: a model that writes one has ended its answer."""
+    return tuple(_defaults().sentinels)
 
 
 @functools.lru_cache(maxsize=1)

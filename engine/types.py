@@ -111,10 +111,14 @@ class Prompt:
 
 
 class StopReason(str, enum.Enum):
+    """Why a generation ended: the model's own end (its end token: END_OF_STREAM; an end sentinel written as text:
+    END_SENTINEL), a stop word of the language or the request, or a token (or time) limit."""
+
     STOP_WORD = "stop_word"
     TOKEN_LIMIT = "token_limit"
     TIME_BUDGET = "time_budget"
     END_OF_STREAM = "end_of_stream"
+    END_SENTINEL = "end_sentinel"
 
 
 @dataclass
@@ -138,6 +142,13 @@ class Completion:
     stop_reason: StopReason
     stats: GenerationStats = field(default_factory=GenerationStats)
     prompt: Prompt | None = None
+    #: The stop word that ended the text (STOP_WORD and END_SENTINEL), else None.
+    stop_word: str | None = None
+
+    @property
+    def saw_suffix(self) -> bool:
+        """The model was given the code after the cursor (a FIM template or the backend's native infill)."""
+        return self.prompt is not None and self.prompt.suffix is not None
 
 
 # --- status -----------------------------------------------------------------------------------------------------------

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from engine.config import ModelConfig
 from engine.prompt import clip_window
 
 from .documents import UTF16, Document
+from .postprocess.line_mode import LineMode, MultilinePolicy, decide
 from .postprocess.textutil import detect_indent_unit
-from .syntax import multiline_from_indentation, multiline_from_syntax
 
-MultilinePolicy = Literal["auto", "always", "never"]
-
-_WORD = re.compile(r"\w")
 _BREAK = re.compile(r"\r\n|\r|\n")
 #: The filters look up to 200 lines around the cursor (postprocess.context.CONTEXT_LINES): windows are at least
 #: this long even under a small prompt budget.
@@ -42,8 +38,13 @@ class CursorContext:
     #: The current line before and after the cursor (no line break; bounded like the window).
     line_prefix: str
     line_rest: str
-    multiline: bool
+    #: Where a suggestion may end, from the cursor's situation (`lsp_server.postprocess.line_mode`).
+    line_mode: LineMode
     indent_unit: str
+
+    @property
+    def multiline(self) -> bool:
+        return self.line_mode != "line"
 
 
 @dataclass(frozen=True)
@@ -72,49 +73,6 @@ def indent_unit_near(prefix: str, suffix: str, tab_size: int | None = None,
         return " " * tab_size
     lines = _BREAK.split(prefix)[-INDENT_LINES_BEFORE:] + _BREAK.split(suffix)[1:INDENT_LINES_AFTER + 1]
     return detect_indent_unit(lines) or " " * (tab_size or 4)
-
-
-def _width(line: str) -> int:
-    """Columns of the line's indentation, a tab taking 4 (tabs after the indentation do not count)."""
-    return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
-
-
-def inserting_into_code(prefix: str, suffix: str, line_prefix: str) -> bool:
-    """An empty line squeezed between two lines of code, the one below at least as deep: a line is being added to
-    existing code, and the right suggestion is that line. A block is suggested where one is missing: after a blank
-    line, at the end of a block (the code below is shallower), at the end of the file, or in an empty block.
-
-    The quality benchmark found this: with multi-line suggestions here, 88 of 618 HumanEval single-line tasks had the
-    right line followed by more code (Copilot, too, goes multi-line only at the start of an empty block)."""
-    if line_prefix.strip():
-        return False
-    rest, newline, below = suffix.partition("\n")
-    next_line = below.split("\n", 1)[0].rstrip("\r")
-    if rest.strip() or not newline or not next_line.strip():
-        return False
-    head = prefix[:len(prefix) - len(line_prefix)]
-    above = head[:-1].rsplit("\n", 1)[-1] if head.endswith("\n") else ""
-    if not above.strip():
-        return False
-    return _width(next_line) >= _width(line_prefix)
-
-
-def decide_multiline(policy: MultilinePolicy, language: str, prefix: str, suffix: str, line_prefix: str,
-                     line_rest: str) -> bool:
-    """`always`/`never` win; `auto`: word characters after the cursor → single line, a line added between lines of
-    code → single line, then syntax, then indentation."""
-    if policy == "always":
-        return True
-    if policy == "never":
-        return False
-    if _WORD.search(line_rest):
-        return False
-    if inserting_into_code(prefix, suffix, line_prefix):
-        return False
-    by_syntax = multiline_from_syntax(language, prefix, suffix)
-    if by_syntax is not None:
-        return by_syntax
-    return multiline_from_indentation(line_prefix)
 
 
 def _indent_unit(doc: Document, line: int, prefix: str, suffix: str, tab_size: int | None,
@@ -150,8 +108,8 @@ def build_context(doc: Document, line: int, character: int, encoding: str = UTF1
     line_prefix = text_line[max(0, column - window.before):column]
     line_rest = text_line[column:column + window.after]
     language = doc.language_id or "plaintext"
-    multiline = decide_multiline(policy, language, prefix, suffix, line_prefix, line_rest)
+    line_mode = decide(policy, language, prefix, suffix, line_prefix, line_rest)
     unit = indent_unit or _indent_unit(doc, line_number, prefix, suffix, tab_size, insert_spaces)
     return CursorContext(
         uri=doc.uri, prefix=prefix, suffix=suffix, language=language, filepath=filepath, offset=offset,
-        line=line_number, line_prefix=line_prefix, line_rest=line_rest, multiline=multiline, indent_unit=unit)
+        line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit)

@@ -21,6 +21,7 @@ from .cache import CompletionCache
 from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
+from .postprocess import line_mode
 from .workspace.requests import attach as attach_context
 
 if TYPE_CHECKING:
@@ -43,12 +44,13 @@ class Postprocessor:
     """The post-processing steps (lsp_server/postprocess) applied to a cursor context."""
 
     @staticmethod
-    def _ctx(ctx: CursorContext) -> postprocess.PostprocessContext:
+    def _ctx(ctx: CursorContext, model_ended: bool = False) -> postprocess.PostprocessContext:
         return postprocess.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
-                                              indent_unit=ctx.indent_unit, multiline=ctx.multiline)
+                                              indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
+                                              model_ended=model_ended)
 
-    def before_cache(self, text: str, ctx: CursorContext) -> str | None:
-        return postprocess.before_cache(text, self._ctx(ctx))
+    def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False) -> str | None:
+        return postprocess.before_cache(text, self._ctx(ctx, model_ended))
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
         return postprocess.after_cache(text, self._ctx(ctx))
@@ -57,9 +59,14 @@ class Postprocessor:
         return max(0, min(len(ctx.line_rest), int(postprocess.replace_range_end(text, self._ctx(ctx)))))
 
 
-def single_line(text: str) -> str:
-    cut = min((i for i in (text.find("\n"), text.find("\r")) if i >= 0), default=-1)
-    return text if cut < 0 else text[:cut]
+async def _sees_suffix(engine: Any, ready_timeout: float) -> bool:
+    """Whether the engine's model is given the code after the cursor; known once the engine is ready (an engine
+    that cannot tell counts as prefix-only, which only costs a FIM model its multi-line answers on one line)."""
+    wait_ready = getattr(engine, "wait_ready", None)
+    if wait_ready is not None:
+        await wait_ready(ready_timeout)
+    generation = getattr(engine, "generation", None)
+    return bool(getattr(generation, "sees_suffix", False))
 
 
 async def all_or_none(work: list[Awaitable[T]]) -> list[T]:
@@ -151,25 +158,25 @@ class CompletionService:
     def lookup(self, ctx: CursorContext) -> list[Suggestion] | None:
         """Suggestions without a model call: typing through the shown suggestion, or an exact cache hit."""
         rests = self.cache.typing_through(ctx.uri, ctx.prefix, ctx.suffix)
-        if rests:
-            texts = [single_line(t) if not ctx.multiline else t for t in rests]
-            return [Suggestion(t, self.post.replace_chars(t, ctx), "typing-through") for t in texts if t]
+        if rests:  # already cut where the suggestion may end, when it was generated
+            return [Suggestion(t, self.post.replace_chars(t, ctx), "typing-through") for t in rests if t]
         cached = self.cache.get(ctx.uri, ctx.prefix, ctx.suffix)
         if cached is not None:
             return self._finish(list(cached), ctx, "cache")
         return None
 
-    def _options(self, invoked: bool, multiline: bool, index: int, speculative: bool = False,
+    def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int, speculative: bool = False,
                  next_line: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
         budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
-        if next_line:
-            multiline, budget = True, 0  # a time box of 0 keeps exactly the first line with content
+        if next_line:  # the next line whole, never stopped at its own line break
+            stop_words = tuple(w for w in stop_words if w != "\n")
+            budget = 0  # a time box of 0 keeps exactly the first line with content
         kwargs: dict[str, Any] = {
             "max_decoding_tokens": s.max_tokens,
             "sampling_temperature": s.invoked_temperature if several else s.temperature,
-            "stop_words": () if multiline else ("\n",),
+            "stop_words": stop_words,
             "time_budget_ms": budget if budget or next_line else None,
         }
         if several:
@@ -203,11 +210,13 @@ class CompletionService:
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         settings = self.settings
+        sees_suffix = await _sees_suffix(engine, settings.ready_timeout)
+        stop_words = line_mode.request_stop_words(ctx.line_mode, ctx.suffix, sees_suffix)
         completions: list[Completion] | None = None
         if count > 1:  # alternatives from one prefill where the backend can
             try:  # one non-streamed reply: the deadline covers the wait for the model and the generation
                 completions = await asyncio.wait_for(
-                    engine.complete_choices(request, self._options(invoked, ctx.multiline, 0), count,
+                    engine.complete_choices(request, self._options(invoked, stop_words, 0), count,
                                             settings.ready_timeout),
                     settings.ready_timeout + settings.request_timeout)
             except asyncio.TimeoutError:
@@ -217,7 +226,7 @@ class CompletionService:
             self.model_calls += 1
         elif count == 1:
             self.model_calls += 1
-            completions = [await engine.complete(request, self._options(invoked, ctx.multiline, 0, speculative,
+            completions = [await engine.complete(request, self._options(invoked, stop_words, 0, speculative,
                                                                         next_line),
                                                  settings.ready_timeout, settings.request_timeout, on_text=on_text)]
         else:
@@ -225,7 +234,7 @@ class CompletionService:
 
             async def choice(i: int) -> Completion | None:
                 try:
-                    return await engine.complete(request, self._options(invoked, ctx.multiline, i),
+                    return await engine.complete(request, self._options(invoked, stop_words, i),
                                                  settings.ready_timeout, settings.request_timeout)
                 except DeadlineExceeded:
                     return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
@@ -237,10 +246,12 @@ class CompletionService:
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:
-            raw = completion.text if ctx.multiline else single_line(completion.text)
-            kept = self.post.before_cache(raw, ctx)
-            log.debug("model gave %s (stop: %s) → %s", show_text(completion.text, debug),
-                      completion.stop_reason.value, show_text(kept, debug) if kept is not None else "dropped")
+            ended = line_mode.model_ended(completion.stop_reason, completion.stop_word, completion.saw_suffix,
+                                          ctx.suffix)
+            kept = self.post.before_cache(completion.text, ctx, ended)
+            log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
+                      completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
+                      show_text(kept, debug) if kept is not None else "dropped")
             if kept:
                 texts.append(kept)
         texts = _unique(texts)

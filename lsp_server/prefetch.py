@@ -122,7 +122,7 @@ class Prefetcher:
         self.target = target
         next_line = ends_line(accepted)
         if next_line:
-            accepted = dataclasses.replace(accepted, multiline=True)
+            accepted = dataclasses.replace(accepted, line_mode="block")
         flight = Flight(accepted, speculative=True)
         self.flight = flight.start(lambda on_text: service.compute(accepted, False, speculative=True,
                                                                    next_line=next_line, on_text=on_text))

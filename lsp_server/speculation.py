@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .context import build_context
 from .documents import UTF32, Document
 from .inflight import Flight, InflightGenerations
-from .pipeline import Suggestion, single_line
+from .pipeline import Suggestion
 from .prefetch import Prefetcher
 from .secrets import uri_to_path
 
@@ -209,9 +209,9 @@ class Join:
             self.release()
         service = self._owner._server.service
         if rests and service is not None:
-            whole = ctx.multiline or flight.ctx.multiline  # a prefetched next line stays whole
-            texts = rests if whole else [t for t in (single_line(r) for r in rests) if t]
-            suggestions = service.finish(texts, ctx, "prefetch" if flight.speculative else "in-flight")
+            # Already cut where the suggestion may end (line_mode), for the flight's context, as typing-through
+            # a shown suggestion is; a prefetched next line stays whole.
+            suggestions = service.finish(rests, ctx, "prefetch" if flight.speculative else "in-flight")
             if suggestions:
                 return suggestions
         return await self._owner.model_call(ctx, False)

@@ -4,17 +4,19 @@ Every filter is a small pure function ``(text, ctx) -> str | None`` (None drops 
 They run in two fixed stages, because the session caches items between them:
 
 Before caching (once per model answer; the work is independent of where the user types next):
-  1. ``trim_to_single_line``     single-line mode: keep one line, or drop an item that would break the line
+  1. ``cut_to_line_mode``        where the item may end (`line_mode.py`): the model's own end, else one
+                                 line, one statement or a block, by the cursor's situation
   2. ``cut_line_echo``           a one-line item that re-types the rest of the line loses the repeat
   3. ``remove_line_ending_with_repetition``   a last line stuck in a loop (`a = a = a = …`) goes
-  4. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (≤ 5% edit distance) is dropped
+  4. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (same text) is dropped
   5. ``trim_whitespace``         no doubled spaces at the start, no trailing blanks at a line end
   6. ``drop_short``              blank or too short (``ctx.min_chars``) items are dropped
 
 After caching (on every item shown, also when it comes from the cache while the user types through it):
   1. ``remove_repetitive_blocks``      two or more repeated blocks at the end: keep the first
   2. ``remove_repetitive_lines``       five or more near-identical lines at the end: keep the first
-  3. ``limit_scope``                   cut where the indentation leaves the block being completed
+  3. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
+                                       closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
   4. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
   5. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
   6. ``fix_odd_indent``                a stray space after the cursor's indentation goes
@@ -41,6 +43,7 @@ from lsp_server.postprocess.drop_duplicated_closing_line import drop_duplicated_
 from lsp_server.postprocess.drop_short import drop_short
 from lsp_server.postprocess.drop_suffix_duplicate import drop_suffix_duplicate
 from lsp_server.postprocess.limit_scope import limit_scope
+from lsp_server.postprocess.line_mode import cut_to_line_mode
 from lsp_server.postprocess.reindent import fix_odd_indent, reindent
 from lsp_server.postprocess.remove_repetitive import (
     remove_line_ending_with_repetition,
@@ -48,13 +51,12 @@ from lsp_server.postprocess.remove_repetitive import (
     remove_repetitive_lines,
 )
 from lsp_server.postprocess.replace_range import replace_range_end
-from lsp_server.postprocess.single_line import trim_to_single_line
 from lsp_server.postprocess.trim_whitespace import trim_whitespace
 
 Filter = Callable[[str, PostprocessContext], "str | None"]
 
 FILTERS_BEFORE_CACHE: tuple[tuple[str, Filter], ...] = (
-    ("trim_to_single_line", trim_to_single_line),
+    ("cut_to_line_mode", cut_to_line_mode),
     ("cut_line_echo", cut_line_echo),
     ("remove_line_ending_with_repetition", remove_line_ending_with_repetition),
     ("drop_suffix_duplicate", drop_suffix_duplicate),

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.textutil import indent_width, is_blank, is_block_closing, is_block_opening
+
+
+# Only these lines close the block being completed (`}`, `});`, `end`, `</div>`), and only these reopen it after a
+# closer (`} else {`, `else:`, `except E:`): any other shallower line is new code from outside the block (found by the
+# cut simulation: a model running on with a statement of the enclosing block kept it as a "closing line").
+_CLOSER = re.compile(r"[)\]}]|end\b|</")
+_REOPENER = re.compile(r"(?:else|elif|except|finally|catch|rescue|ensure)\b")
 
 
 def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool] | None:
@@ -23,7 +32,10 @@ def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tupl
     elif item_indent > reference_indent:
         limit = reference_indent + 1  # the item opens a deeper block
     else:
-        limit = reference_indent  # a new statement at the same (or a closing) level
+        # A new statement at the same level, or at a shallower one after a nested block ended above the cursor (the
+        # item's own first line sets the level: the cut simulation found blocks written after a deeper line cut to
+        # their first lines when the line above set it).
+        limit = item_indent
     if ctx.next_line is not None:
         # A closing line belongs to the item only when the code after it is outside the block too.
         allow_closing = allow_closing and indent_width(ctx.next_line) < limit
@@ -50,11 +62,13 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
         if is_blank(line) or indent_width(line) >= limit:
             index += 1
             continue
-        if is_block_closing(detect, index) and is_block_opening(detect, index):
+        closer = _CLOSER.match(line.strip()) is not None
+        if is_block_closing(detect, index) and is_block_opening(detect, index) and (
+                closer or _REOPENER.match(line.strip())):
             reopened.add(index)
             index += 1
             continue
-        if allow_closing and (ctx.language != "python" or not is_blank(lines[index - 1])):
+        if allow_closing and closer and (ctx.language != "python" or not is_blank(lines[index - 1])):
             index += 1
         break
     if index >= len(lines):

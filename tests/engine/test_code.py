@@ -64,7 +64,7 @@ def test_scripted_stream_satisfies_the_protocol():
 
 async def test_stop_word_inside_a_chunk_cuts_there_and_closes_the_stream_at_once():
     stream = ScriptedStream(["    return a", " + b\n\ndef other():", "\n    pass", "\n"])
-    completion = await generation(stream).generate(python("def add(a, b):\n"), OPTIONS)
+    completion = await generation(stream, None).generate(python("def add(a, b):\n"), OPTIONS)
     assert completion.text == "    return a + b"
     assert completion.stop_reason is StopReason.STOP_WORD
     assert stream.yielded == 2  # nothing was pulled after the stop word
@@ -75,7 +75,7 @@ async def test_stop_word_spanning_chunks():
     stream = ScriptedStream(["x = compute()<|end", "of", "text|>", "leaked"])
     completion = await generation(stream).generate(python("y = 0\n"), OPTIONS)
     assert completion.text == "x = compute()"
-    assert completion.stop_reason is StopReason.STOP_WORD
+    assert completion.stop_reason is StopReason.END_SENTINEL  # the model's own end, written as text
     assert stream.yielded == 3 and stream.finalized == 1
 
 
@@ -129,14 +129,15 @@ async def test_suffix_never_seeds_the_stop_check():
 
 async def test_prefix_tail_ending_a_line_plus_a_newline_is_a_blank_line():
     stream = ScriptedStream(["\n", "print(1)"])
-    completion = await generation(stream).generate(python("x = 1\n"), OPTIONS)
+    completion = await generation(stream, None).generate(python("x = 1\n"), OPTIONS)
     assert completion.text == "" and completion.stop_reason is StopReason.STOP_WORD
 
 
 async def test_unknown_language_gives_one_line():
     stream = ScriptedStream(["first line", "\nsecond line"])
-    completion = await generation(stream).generate(python("x", language="brainfunk"), OPTIONS)
-    assert completion.text == "first line"
+    completion = await generation(stream, None).generate(python("x", language="brainfunk"), OPTIONS)
+    assert completion.text == "first line"  # prefix-only; a FIM model's own end decides (and at its token limit,
+    # the language's words, this "\n" among them, apply after all: test_a_model_that_sees_the_suffix_...)
 
 
 async def test_next_edit_suggestion_mode_ignores_stop_words():
@@ -191,7 +192,7 @@ async def test_count_tokens_sets_the_budget():
 async def test_stream_text_yields_the_growing_text_and_stops_at_a_stop_word():
     stream = ScriptedStream(["    total = 0\n", "    for x in xs:\n", "        total += x\n", "\n", "def more():"])
     request = python("def total(xs):\r\n")
-    seen = [text async for text in generation(stream).stream_text(request, OPTIONS)]
+    seen = [text async for text in generation(stream, None).stream_text(request, OPTIONS)]
     assert seen == ["    total = 0", "    total = 0\r\n    for x in xs:",
                     "    total = 0\r\n    for x in xs:\r\n        total += x"]
     assert stream.yielded == 4 and stream.finalized == 1
@@ -253,3 +254,59 @@ async def test_real_server_completion_is_cut_where_the_oracle_cuts(llama_server,
         assert len(cut.text) < len(free.text)
     finally:
         await gen.close()
+
+
+async def test_a_model_that_sees_the_suffix_is_not_stopped_by_a_blank_line():
+    """A FIM model knows where the hole ends: a blank line inside its answer is part of it, its end sentinel ends it
+    (reported as END_SENTINEL, so the pipeline can trust the text); a prefix-only model stops at the blank line."""
+    chunks = ["a = 1\n", "\n", "b = 2", "<|endoftext|>", "junk"]
+    fim = await generation(ScriptedStream(chunks)).generate(python("x = 0\n", "\nprint(x)\n"), OPTIONS)
+    assert (fim.text, fim.stop_reason, fim.stop_word) == ("a = 1\n\nb = 2", StopReason.END_SENTINEL, "<|endoftext|>")
+    assert fim.saw_suffix
+    plain = await generation(ScriptedStream(chunks), None).generate(python("x = 0\n", "\nprint(x)\n"), OPTIONS)
+    assert (plain.text, plain.stop_reason, plain.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")
+    assert not plain.saw_suffix
+
+
+class ChoicesStream(ScriptedStream):
+    """Answers several choices from one prefill (as llama-server's n_cmpl)."""
+
+    def __init__(self, texts, hit_token_limit: bool = False):
+        super().__init__([], hit_token_limit)
+        self.texts = texts
+
+    async def generate_choices(self, prompt, options, count, stats):
+        if self.hit_token_limit:
+            stats.hit_token_limit = True
+        return self.texts[:count]
+
+
+async def test_choices_get_the_streamed_stop_rules_sentinel_and_suffix_aware():
+    """Each choice of one prefill is cut and reported as a streamed one: a FIM model is not stopped by a blank line,
+    its end sentinel is END_SENTINEL with the word; a prefix-only model stops at the blank line (STOP_WORD)."""
+    texts = ["a = 1\n\nb = 2<|endoftext|>junk", "c = 3"]
+    fim = await generation(ChoicesStream(texts)).generate_choices(python("x = 0\n", "\nprint(x)\n"), OPTIONS, 2)
+    assert fim is not None
+    assert [(c.text, c.stop_reason, c.stop_word) for c in fim] == [
+        ("a = 1\n\nb = 2", StopReason.END_SENTINEL, "<|endoftext|>"), ("c = 3", StopReason.END_OF_STREAM, None)]
+    plain = await generation(ChoicesStream(texts), None).generate_choices(python("x = 0\n", "\nprint(x)\n"),
+                                                                          OPTIONS, 2)
+    assert plain is not None
+    assert [(c.text, c.stop_reason, c.stop_word) for c in plain][0] == ("a = 1", StopReason.STOP_WORD, "\n\n")
+
+
+async def test_a_fim_choice_that_hit_the_token_limit_gets_the_language_stop_words():
+    texts = ["a = 1\n\nb = 2"]
+    out = await generation(ChoicesStream(texts * 2, hit_token_limit=True)).generate_choices(
+        python("x = 0\n", "\nprint(x)\n"), OPTIONS, 2)
+    assert out is not None and [(c.text, c.stop_reason) for c in out] == [("a = 1", StopReason.STOP_WORD)] * 2
+
+
+async def test_a_fim_model_cut_by_the_time_box_gets_the_language_stop_words():
+    """The time box ended it, not the model: like the token limit, the language's stop words apply after all."""
+    gen = generation(ScriptedStream(["a = 1\n", "\n", "b = 2\n", "c = 3\n"]))
+    ticks = iter(range(0, 10_000, 100))
+    gen.clock = lambda: next(ticks) / 1000.0
+    options = CompletionOptions(seed=1, time_budget_ms=150)
+    out = await gen.generate(python("x = 0\n", "\nprint(x)\n"), options)
+    assert (out.text, out.stop_reason, out.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")

@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from engine.config import ModelConfig
 from engine.prompt import MAX_CHARS_PER_TOKEN, PromptTemplate, build_prompt, clip_window
 from engine.types import CompletionRequest
-from lsp_server.context import Window, build_context, decide_multiline, indent_unit_near
+from lsp_server.context import Window, build_context, indent_unit_near
 from lsp_server.documents import UTF8, UTF16, Document
 from lsp_server.syntax import has_grammar, multiline_from_indentation, multiline_from_syntax
 
@@ -50,37 +50,6 @@ def test_start_of_line_with_code_after_is_single_line():
     assert c.line_rest == "print(x)" and c.multiline is False
 
 
-@pytest.mark.parametrize("policy,expected", [("always", True), ("never", False)])
-def test_policy_overrides(policy, expected):
-    assert decide_multiline(policy, "python", "x = ", "foo\n", "x = ", "foo") is expected
-
-
-def test_word_characters_after_cursor_force_single_line():
-    assert decide_multiline("auto", "python", "def f():\n    ", "\n", "    ", "") is True
-    assert decide_multiline("auto", "python", "def f():\n    ", "x\n", "    ", "x") is False
-    # only closing brackets after the cursor do not force a single line
-    assert decide_multiline("auto", "python", "def f(", ")\n", "def f(", ")") is True
-
-
-@pytest.mark.parametrize("prefix,suffix,expected", [
-    ("def f():\n    x = 1\n    ", "\n    return x\n", False),        # a line added inside existing code
-    ("def f():\n    ", "\n    return x\n", False),                   # first line of a block that has code
-    ("def f():\r\n    x = 1\r\n    ", "\r\n    return x\r\n", False),
-    ("if (a) {\n\t\tb();\n\t\t", "\n\t\tc();\n}", False),             # tabs
-    ("def f():\n    x = 1\n    ", "\ndef g():\n", True),               # end of a block: the code below is shallower
-    ("def f():\n    x = 1\n\n    ", "\n    return x\n", True),        # after a blank line: room for a block
-    ("def f():\n    x = 1\n    ", "\n\n    return x\n", True),        # before a blank line
-    ("def f():\n    x = 1\n    ", "", True),                          # end of the file
-    ("def f():\n    ", "\n", True),                                   # an empty block
-    ("def f():\n    x = 1\n      ", "\n    abcd\te\n", True),          # a tab after the code is not indentation
-])
-def test_a_line_added_between_lines_of_code_is_single_line(prefix, suffix, expected):
-    line_prefix = prefix.rsplit("\n", 1)[-1]
-    for language in ("python", "cobol"):  # with a grammar and without
-        assert decide_multiline("auto", language, prefix, suffix, line_prefix, "") is expected
-    assert decide_multiline("always", "python", prefix, suffix, line_prefix, "") is True
-
-
 @pytest.mark.skipif(not has_grammar("python"), reason="tree-sitter-python is not installed")
 @pytest.mark.parametrize("prefix,suffix,expected", [
     ('x = "abc', '"\n', False),          # inside a string
@@ -112,8 +81,6 @@ def test_other_grammars(language, prefix, suffix, expected):
 
 def test_unknown_language_uses_indentation():
     assert multiline_from_syntax("cobol", "x", "") is None
-    assert decide_multiline("auto", "cobol", "IF X THEN:", "\n", "IF X THEN:", "") is True
-    assert decide_multiline("auto", "cobol", "MOVE A ", "\n", "MOVE A ", "") is False
     assert multiline_from_indentation("    ") is True
 
 

@@ -9,7 +9,7 @@ from lsp_server.commands.complete import cli_overrides, language_for, parse_loca
 from lsp_server.commands.serve import parse_host_port
 from lsp_server.context import build_context
 from lsp_server.documents import UTF8, UTF16, Document
-from lsp_server.pipeline import Suggestion, single_line
+from lsp_server.pipeline import Suggestion
 from lsp_server.server import build_server, to_item
 from lsp_server.status import StatusReporter, status_payload
 
@@ -22,12 +22,6 @@ def test_item_range_covers_replaced_chars_in_client_units(encoding, start, end):
     item = to_item(Suggestion('"x")', replace_chars=3), ctx, types.Position(line=0, character=start), encoding, 0)
     assert item.range.start.character == start and item.range.end.character == end  # `"😀"` replaced
     assert item.command.arguments[0]["length"] == 4
-
-
-def test_single_line_cut():
-    assert single_line("abc\ndef") == "abc"
-    assert single_line("abc\r\ndef") == "abc"
-    assert single_line("abc") == "abc"
 
 
 def test_status_reporter_sends_changes_once():

@@ -62,7 +62,7 @@ class GoldenCase:
             suffix=document_after,
             language=self.language,
             indent_unit=self.indentation or "    ",
-            multiline=bool(_LINE_END.fullmatch(rest)),
+            line_mode="block" if _LINE_END.fullmatch(rest) else "line",
             min_chars=self.min_chars,
         )
 

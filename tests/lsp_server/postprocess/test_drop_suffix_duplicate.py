@@ -1,3 +1,5 @@
+import pytest
+
 from lsp_server.postprocess.drop_suffix_duplicate import drop_suffix_duplicate
 from tests.lsp_server.postprocess.helpers import ctx
 
@@ -7,9 +9,20 @@ def test_item_equal_to_next_line_dropped():
     assert drop_suffix_duplicate("console.log(obj);", c) is None
 
 
-def test_nearly_equal_multi_line_dropped():
+def test_equal_multi_line_dropped_whatever_the_spacing():
     c = ctx("def f():\n    ║\n    total = compute(values)\n    return total * 2\n")
-    assert drop_suffix_duplicate("total = compute(values)\n    return total * 3", c) is None
+    assert drop_suffix_duplicate("total =  compute(values)\n    return total * 2", c) is None
+
+
+@pytest.mark.parametrize("document,item,language", [
+    ('func f(x string) string {\n\t║\n\tx = strings.ReplaceAll(x, ":", "_")\n}\n',
+     'x = strings.ReplaceAll(x, "-", "_")', "go"),                                 # another literal
+    ("def f():\n    ║\n    total = compute(values)\n    return total * 2\n",
+     "total = compute(values)\n    return total * 3", "python"),                   # another number
+    ("def test():\n    ║\n    check(parse('b'), 2)\n", "check(parse('a'), 1)", "python"),  # a sibling case
+])
+def test_a_line_differing_in_a_literal_or_argument_is_kept(document, item, language):
+    assert drop_suffix_duplicate(item, ctx(document, language=language)) == item
 
 
 def test_different_item_kept():
@@ -35,3 +48,15 @@ def test_a_closing_brace_the_code_below_already_has_is_dropped():
     c = ctx("if (a) {\n  b();\n║\n  }\n", language="javascript")
     assert drop_suffix_duplicate("  }", c) is None
     assert drop_suffix_duplicate("  )", c) == "  )"  # no longer "near identical" to `}`
+
+
+def test_an_item_that_goes_on_after_lines_the_code_below_repeats_is_kept():
+    """Test code repeats its checks: the hole writes the same three lines as below, then new code of its own."""
+    document = "func T(t *testing.T) {\n\t║\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tuse(u2)\n}\n"
+    item = "if err != nil {\n\t\tt.Fatal(err)\n\t}\n\tu2, err := New()"
+    assert drop_suffix_duplicate(item, ctx(document, language="go")) == item
+
+
+def test_a_re_typing_cut_by_the_token_limit_is_dropped():
+    c = ctx("def f():\n    ║\n    total = compute(values)\n    return total * 2\n")
+    assert drop_suffix_duplicate("total = compute(values)\n    return tot", c) is None

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from lsp_server.postprocess import PostprocessContext, after_cache, before_cache, replace_range_end
 from lsp_server.postprocess.limit_scope import limit_scope
 from lsp_server.postprocess.reindent import fix_odd_indent, reindent
-from lsp_server.postprocess.single_line import trim_to_single_line
+from lsp_server.postprocess.line_mode import cut_to_line_mode
 from lsp_server.postprocess.textutil import ONLY_CLOSING, bounded_distance
 from lsp_server.postprocess.trim_whitespace import trim_whitespace
 
@@ -22,8 +22,9 @@ contexts = st.builds(
     suffix=code,
     language=st.sampled_from(["python", "rust", "javascript", "plaintext"]),
     indent_unit=st.sampled_from(["  ", "    ", "\t"]),
-    multiline=st.booleans(),
+    line_mode=st.sampled_from(["line", "statement", "block"]),
     min_chars=st.integers(0, 4),
+    model_ended=st.booleans(),
 )
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -64,7 +65,7 @@ def mixed_indentation(text: str) -> bool:
 @SETTINGS
 @given(code, contexts)
 def test_idempotent_filters(text, ctx):
-    for apply in (trim_whitespace, trim_to_single_line, limit_scope, reindent, fix_odd_indent):
+    for apply in (trim_whitespace, cut_to_line_mode, limit_scope, reindent, fix_odd_indent):
         if apply is reindent and mixed_indentation(ctx.line_prefix + text):
             continue
         once = apply(text, ctx)

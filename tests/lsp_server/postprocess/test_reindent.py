@@ -51,3 +51,28 @@ def test_cursor_after_code_untouched():
 def test_tab_indented_cursor_line_decides_in_a_new_file():
     c = ctx("func main() {\n\t║\n}\n", language="go", indent_unit="    ")
     assert reindent("a()\n    b()", c) == "a()\n\tb()"
+
+
+def test_the_cursor_lines_tabs_outrank_space_indented_lines_around_it():
+    """A tab-indented Go function whose neighbours are an embedded shell script indented with spaces: the cursor's
+    line is tab-indented, so a tab-indented item stays as it is and a space-indented one gets tabs."""
+    script = "".join(f"    echo {i}\n" for i in range(6))
+    document = f"func f() string {{\n\ts := `\n{script}`\n\t║\n\treturn s\n}}\n"
+    c = ctx(document, language="go")
+    assert c.document_indent_unit == "\t"
+    assert reindent("if s == \"\" {\n\t\treturn \"x\"\n\t}", c) == "if s == \"\" {\n\t\treturn \"x\"\n\t}"
+
+
+def test_the_cursor_lines_spaces_outrank_tab_indented_lines_around_it():
+    document = "def f():\n" + "".join(f"\tx{i} = {i}\n" for i in range(6)) + "def g():\n    ║\n"
+    c = ctx(document, indent_unit="  ")
+    assert c.document_indent_unit == "  "  # spaces; the width is the editor's, which the cursor line fits
+    assert reindent("if x:\n\t\treturn 1", c) == "if x:\n    return 1"
+
+
+def test_the_cursor_lines_width_is_the_unit_when_nothing_else_is_indented():
+    """A function whose whole body is being written: the cursor line's 2 spaces are the only evidence, and they say
+    the unit is 2, not the editor's default 4 (a FIM model's 2-space body stays as it is)."""
+    c = ctx("function f(a) {\n  ║\n}\n", language="javascript", indent_unit="    ")
+    assert c.document_indent_unit == "  "
+    assert reindent("if (a) {\n    return 1;\n  }", c) == "if (a) {\n    return 1;\n  }"

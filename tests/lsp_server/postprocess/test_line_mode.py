@@ -1,0 +1,116 @@
+"""Where a suggestion may end: one table of cursor situations, through the one module that decides it."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.types import StopReason
+from lsp_server.postprocess import PostprocessContext, before_cache
+from lsp_server.postprocess.line_mode import (
+    cut,
+    decide,
+    model_ended,
+    rejoin_stop_word,
+    request_stop_words,
+)
+from lsp_server.syntax import has_grammar
+
+CURSOR = "║"
+
+# (document with the cursor, language, situation, what a model writes when it goes on past its answer,
+#  what is shown when it did not end by itself). With a model that ended by itself the whole text is shown.
+SITUATIONS = [
+    # code after the cursor on the line: finish the line
+    ("x = ║foo\n", "python", "line", "1 + \ny = 2", None),
+    ("foo(a, ║)\n", "javascript", "line", "b\nbar()", "b"),
+    ('print("x:║", x)\n', "python", "line", ' {}", x)\nprint("y")', " {}"),
+    ("foo(║, b)\n", "javascript", "line", "a\nb", None),  # code follows and the model went on: misunderstood
+    ("x = ║)\n", "python", "line", "f(1)\ny = 2", "f(1)"),
+    # the end of a statement that opens no block
+    ("total = 1 + ║\n", "python", "line", "2\nprint(total)", "2"),
+    # inside a string or a comment
+    ('s = "abc║"\n', "python", "line", 'def"\nx = 1', 'def"'),
+    ("# a comment║\n", "python", "line", " more\nx = 1", " more"),
+    # an empty line inside a run of code: one statement, with the block it opens
+    ("def f():\n    x = 1\n    ║\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    ("def f():\n    x = 1\n    ║\n    return x\n", "python", "statement",
+     "if x:\n        y = 2\n    else:\n        y = 3\n    z = 4", "if x:\n        y = 2\n    else:\n        y = 3"),
+    ("function f() {\n  a();\n  ║\n  b();\n}\n", "javascript", "statement",
+     "if (x) {\n    c();\n  } else {\n    d();\n  }\n  e();", "if (x) {\n    c();\n  } else {\n    d();\n  }"),
+    ("function f() {\n  a();\n  ║\n  b();\n}\n", "javascript", "statement",
+     "foo(1,\n    2);\n  e();", "foo(1,\n    2);"),
+    ("func f() {\n\ta()\n\t║\n\tb()\n}\n", "go", "statement", "n++\n\tc()", "n++"),
+    ("fn f() {\n    a();\n    ║\n    b();\n}\n", "rust", "statement",
+     "let v = xs\n        .iter()\n        .count();\n    c();", "let v = xs\n        .iter()\n        .count();"),
+    ("def f():\n    x = 1\n\n    ║\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    # ... whose block already has its body below: the statement ends at its opener (HumanEval single-line)
+    ("def f(a):\n    x = 1\n║\n        return x\n", "python", "statement",
+     "    if a > x:\n        return a\n    return x", "    if a > x:"),
+    ("function f(a) {\n  x();\n  ║\n    return x;\n  }\n}\n", "javascript", "statement",
+     "if (a) {\n    return a;\n  }", "if (a) {"),
+    ("x = 1\n║\ndef g():\n    pass\n", "python", "statement",
+     "def f():\n    return 1\n\ndef h():\n    pass", "def f():\n    return 1"),
+    ("if (a) {\n\t\tb();\n\t\t║\n\t\tc();\n}", "c", "statement", "d();\n\t\te();", "d();"),
+    # where a block is missing: everything (the scope filter limits it later)
+    ("def f():\n    ║\n", "python", "block", "x = 1\n    return x", "x = 1\n    return x"),
+    ("def f():\n    x = 1\n    ║\ndef g():\n", "python", "block", "y = 2\n    return y", "y = 2\n    return y"),
+    ("def f():\n    x = 1\n    ║\n\n    return x\n", "python", "block", "y = 2\n    z = 3", "y = 2\n    z = 3"),
+    ("def f():\n    x = 1\n    ║", "python", "block", "y = 2\n    z = 3", "y = 2\n    z = 3"),
+    ("if (a) {\n  ║\n}\n", "javascript", "block", "b();\n  c();", "b();\n  c();"),
+    ("def f(a, ║\n", "python", "block", "b):\n    return a + b", "b):\n    return a + b"),
+    ("def f():\n    x = 1\n      ║\n    abcd\te\n", "python", "block", "y\nz", "y\nz"),  # a tab after code is no indent
+]
+
+
+def _split(document: str) -> tuple[str, str, str, str]:
+    prefix, suffix = document.split(CURSOR)
+    line_prefix = prefix.rsplit("\n", 1)[-1]
+    return prefix, suffix, line_prefix, suffix.split("\n", 1)[0]
+
+
+@pytest.mark.parametrize("document,language,mode,text,shown", SITUATIONS)
+def test_cursor_situations(document, language, mode, text, shown):
+    prefix, suffix, line_prefix, line_rest = _split(document)
+    needs_grammar = mode == "line" and not line_rest.strip(" )\"") and "#" not in prefix and '"' not in prefix
+    if needs_grammar and not has_grammar(language):
+        pytest.skip(f"tree-sitter grammar for {language} is not installed")
+    assert decide("auto", language, prefix, suffix, line_prefix, line_rest) == mode
+    assert decide("always", language, prefix, suffix, line_prefix, line_rest) == "block"
+    assert decide("never", language, prefix, suffix, line_prefix, line_rest) == "line"
+    below = next((line for line in suffix.split("\n")[1:] if line.strip()), None)
+    assert cut(text, mode, False, line_prefix, line_rest, below) == shown
+    assert cut(text, mode, True, line_prefix, line_rest, below) == text
+    ctx = PostprocessContext(prefix=prefix, suffix=suffix, language=language, line_mode=mode)
+    if shown is None:
+        assert before_cache(text, ctx) is None
+
+
+@pytest.mark.parametrize("mode,sees_suffix,expected", [
+    ("line", False, ("\n", "\n    return x.y\n")),     # a prefix-only model's further lines would be cut anyway
+    ("line", True, ("\n    return x.y\n",)),           # a FIM model may end a multi-line answer by itself
+    ("statement", False, ("\n    return x.y\n",)),
+    ("block", True, ("\n    return x.y\n",)),
+])
+def test_request_stop_words(mode, sees_suffix, expected):
+    assert request_stop_words(mode, "\n    return x.y  \n", sees_suffix) == expected
+
+
+def test_rejoin_word_is_the_next_line_of_code():
+    assert rejoin_stop_word("\n\n  return total;\r\n}") == "\n  return total;\n"
+    # a line code repeats often (fewer than two words) takes the next line of code with it
+    assert rejoin_stop_word("\n\n  b();\r\n\n}") == "\n  b();\n\n}\n"
+    assert rejoin_stop_word("\n    @Override\n    public void f() {\n") == "\n    @Override\n    public void f() {\n"
+    assert rejoin_stop_word("rest of line\n   \n") is None
+    assert request_stop_words("block", "", False) == ()
+
+
+@pytest.mark.parametrize("reason,word,sees_suffix,expected", [
+    (StopReason.END_OF_STREAM, None, True, True),              # a FIM model's end token
+    (StopReason.END_SENTINEL, "<|endoftext|>", True, True),    # a FIM model's end sentinel, written as text
+    (StopReason.END_OF_STREAM, None, False, False),            # a prefix-only model does not know the hole
+    (StopReason.TOKEN_LIMIT, None, True, False),
+    (StopReason.STOP_WORD, "\n\n", True, False),
+    (StopReason.STOP_WORD, "\n    return x.y\n", False, True),   # any model that reached the code below
+])
+def test_model_ended(reason, word, sees_suffix, expected):
+    assert model_ended(reason, word, sees_suffix, "\n    return x.y\n") is expected
