@@ -63,37 +63,28 @@ class Window:
         return cls(max(clip.before, MIN_BEFORE), max(clip.after, MIN_AFTER), max(1, clip.align))
 
 
-def indent_unit_near(prefix: str, suffix: str, tab_size: int | None = None,
-                     insert_spaces: bool | None = None) -> str:
-    """The editor's FormattingOptions when given, else the indentation the lines around the cursor use
-    (postprocess.textutil's detector, the one the filters use), else `tab_size` (default 4) spaces."""
-    if insert_spaces is False:
-        return "\t"
-    if insert_spaces and tab_size:
-        return " " * tab_size
+def indent_unit_near(prefix: str, suffix: str) -> str:
+    """The indentation the lines around the cursor use (postprocess.textutil's detector, the one the filters use),
+    else 4 spaces. (An inline completion request carries no FormattingOptions to prefer.)"""
     lines = _BREAK.split(prefix)[-INDENT_LINES_BEFORE:] + _BREAK.split(suffix)[1:INDENT_LINES_AFTER + 1]
-    return detect_indent_unit(lines) or " " * (tab_size or 4)
+    return detect_indent_unit(lines) or "    "
 
 
-def _indent_unit(doc: Document, line: int, prefix: str, suffix: str, tab_size: int | None,
-                 insert_spaces: bool | None) -> str:
+def _indent_unit(doc: Document, line: int, prefix: str, suffix: str) -> str:
     """indent_unit_near, judged again only when the cursor moves to another block of lines or a line is added or
     removed: typing within a line does not change a document's indentation habit (and the filters judge the
     nearest lines themselves)."""
-    if insert_spaces is not None:
-        return indent_unit_near(prefix, suffix, tab_size, insert_spaces)
-    key = (line // INDENT_LINES_AFTER, doc.line_count, tab_size)
+    key = (line // INDENT_LINES_AFTER, doc.line_count)
     known = doc.facts.get("indent_unit")
     if known is not None and known[0] == key:
         return str(known[1])
-    unit = indent_unit_near(prefix, suffix, tab_size)
+    unit = indent_unit_near(prefix, suffix)
     doc.facts["indent_unit"] = (key, unit)
     return unit
 
 
 def build_context(doc: Document, line: int, character: int, encoding: str = UTF16, *,
                   policy: MultilinePolicy = "auto", indent_unit: str | None = None,
-                  tab_size: int | None = None, insert_spaces: bool | None = None,
                   filepath: str | None = None, window: Window | None = None) -> CursorContext:
     """The context at an LSP position (clamped as LSP says), reading only `window` around it: O(window + line)."""
     window = window or Window.for_model(ModelConfig())  # the default budgets' reach
@@ -109,7 +100,7 @@ def build_context(doc: Document, line: int, character: int, encoding: str = UTF1
     line_rest = text_line[column:column + window.after]
     language = doc.language_id or "plaintext"
     line_mode = decide(policy, language, prefix, suffix, line_prefix, line_rest)
-    unit = indent_unit or _indent_unit(doc, line_number, prefix, suffix, tab_size, insert_spaces)
+    unit = indent_unit or _indent_unit(doc, line_number, prefix, suffix)
     return CursorContext(
         uri=doc.uri, prefix=prefix, suffix=suffix, language=language, filepath=filepath, offset=offset,
         line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit)

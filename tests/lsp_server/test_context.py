@@ -87,8 +87,6 @@ def test_unknown_language_uses_indentation():
 def test_indent_unit_from_the_lines_around_the_cursor():
     assert indent_unit_near("def f():\n  x = 1\n  if x:\n    y\n", "") == "  "
     assert indent_unit_near("a {\r\n\tb\r\n", "}\r\n") == "\t"
-    assert indent_unit_near("x", "", tab_size=8, insert_spaces=True) == " " * 8
-    assert indent_unit_near("x", "", insert_spaces=False) == "\t"
     assert indent_unit_near("x = 1\n", "") == "    "
     # Far from the cursor does not count: a tab-indented block 300 lines up, two-space code around the cursor.
     far = "if x:\n\ty\n" + "z = 1\n" * 300 + "def f():\n  a\n  if a:\n    b\n"
@@ -161,4 +159,3 @@ def test_the_indent_unit_is_judged_again_when_lines_change():
     assert build_context(doc, 3, 1).indent_unit == "\t"
     doc.apply_change("x", (3, 1, 3, 1))  # typing within a line keeps what was judged
     assert build_context(doc, 3, 2).indent_unit == "\t" and doc.facts["indent_unit"][1] == "\t"
-    assert build_context(doc, 3, 2, insert_spaces=True, tab_size=3).indent_unit == "   "  # the editor's wins
