@@ -94,7 +94,9 @@ async def proxy(llama_server: str):
 async def run_session(lsp_client: LanguageClient, proxy: RecordingProxy, completion: dict[str, Any]) -> None:
     options = {"completion": {"api_endpoint": proxy.url, **completion},  # type: ignore[attr-defined]
                "max_tokens": 4, "temperature": 0.0, "debounce": {"mode": "fixed", "fixed_ms": 0},
-               "exclude": ["*private*"], "context": {"warm_cache": False}}
+               "exclude": ["*private*"], "context": {"warm_cache": False},
+               # One prompt per test: a prefetch (the state after accepting) would be a second.
+               "speculation": {"prefetch": False}}
     await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities(),
                                                                initialization_options=options))
     open_doc(lsp_client, OTHER, name="invoices.py")
@@ -153,7 +155,8 @@ async def test_qwen_template_gets_its_repository_form(lsp_client_fixture, proxy)
 async def test_idle_server_warms_llama_server_with_the_new_context(lsp_client_fixture, proxy):
     client = lsp_client_fixture
     options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": proxy.url},  # type: ignore[attr-defined]
-               "max_tokens": 4, "temperature": 0.0, "debounce": {"mode": "fixed", "fixed_ms": 0}}
+               "max_tokens": 4, "temperature": 0.0, "debounce": {"mode": "fixed", "fixed_ms": 0},
+               "speculation": {"prefetch": False}}
     await client.initialize_session(types.InitializeParams(capabilities=capabilities(),
                                                            initialization_options=options))
     other = open_doc(client, OTHER, name="invoices.py")
