@@ -143,8 +143,8 @@ class CodeGeneration:
             try:
                 text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
             except asyncio.TimeoutError:
-                raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
-                                   ) from None
+                assert deadline is not None  # wait_for times out only with one
+                raise DeadlineExceeded.after(deadline) from None
         else:
             parts: list[str] = []
 
@@ -160,8 +160,8 @@ class CodeGeneration:
             except asyncio.TimeoutError:
                 run.stats.hit_deadline = True
                 if not "".join(parts):
-                    raise DeadlineExceeded("infill", f"no completion within {deadline:g} s (setting request_timeout)"
-                                       ) from None
+                    assert deadline is not None  # wait_for times out only with one
+                    raise DeadlineExceeded.after(deadline) from None
             text = "".join(parts)
             text = self._deferred_stop(run, text)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,

@@ -33,6 +33,10 @@ class BackendError(InfillError):
 class DeadlineExceeded(BackendError):
     """The generation produced nothing before the caller's deadline (setting `request_timeout`)."""
 
+    @classmethod
+    def after(cls, seconds: float) -> DeadlineExceeded:
+        return cls("infill", f"no completion within {seconds:g} s (setting request_timeout)")
+
 
 class BackendUnavailable(BackendError):
     """The backend cannot serve requests now (still starting past its deadline, crashed too often, no binary)."""

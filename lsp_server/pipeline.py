@@ -162,7 +162,7 @@ class CompletionService:
             return [Suggestion(t, self.post.replace_chars(t, ctx), "typing-through") for t in rests if t]
         cached = self.cache.get(ctx.uri, ctx.prefix, ctx.suffix)
         if cached is not None:
-            return self._finish(list(cached), ctx, "cache")
+            return self.finish(list(cached), ctx, "cache")
         return None
 
     def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int, speculative: bool = False,
@@ -187,11 +187,7 @@ class CompletionService:
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
         """Ask the model (one choice, or several for invoked requests), post-process, cache."""
-        return self._finish(await self.compute(ctx, invoked), ctx, "model")
-
-    def finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
-        """Suggestions for `ctx` from texts kept before the cache (a prefetch, a generation joined in flight)."""
-        return self._finish(texts, ctx, source)
+        return self.finish(await self.compute(ctx, invoked), ctx, "model")
 
     async def compute(self, ctx: CursorContext, invoked: bool = False, *, speculative: bool = False,
                       next_line: bool = False, on_text: Callable[[str], None] | None = None) -> list[str]:
@@ -220,8 +216,7 @@ class CompletionService:
                                             settings.ready_timeout),
                     settings.ready_timeout + settings.request_timeout)
             except asyncio.TimeoutError:
-                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
-                                                 "(setting request_timeout)") from None
+                raise DeadlineExceeded.after(settings.request_timeout) from None
         if completions is not None:
             self.model_calls += 1
         elif count == 1:
@@ -241,8 +236,7 @@ class CompletionService:
 
             completions = [c for c in await all_or_none([choice(i) for i in range(count)]) if c is not None]
             if not completions:
-                raise DeadlineExceeded("infill", f"no completion within {settings.request_timeout:g} s "
-                                                 "(setting request_timeout)")
+                raise DeadlineExceeded.after(settings.request_timeout)
         debug = self.settings.debug
         texts: list[str] = []
         for completion in completions:
@@ -259,7 +253,9 @@ class CompletionService:
         log.debug("completion in %.0f ms, %d item(s)", (time.perf_counter() - started) * 1000, len(texts))
         return texts
 
-    def _finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
+    def finish(self, texts: list[str], ctx: CursorContext, source: str) -> list[Suggestion]:
+        """Suggestions for `ctx` from texts kept before the cache (the model's, the cache's, a prefetch's, a
+        generation joined in flight)."""
         out: list[Suggestion] = []
         for text in texts:
             final = self.post.after_cache(text, ctx)
