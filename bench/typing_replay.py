@@ -57,7 +57,10 @@ NAIVE_SETTINGS: dict[str, Any] = {
 NOSPEC_SETTINGS: dict[str, Any] = {
     "speculation": {"prefetch": False, "reuseInflight": False, "timeBudgetMs": 0, "invokedTimeBudgetMs": 0},
 }
-VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS, "nospec": NOSPEC_SETTINGS}
+#: Ours without workspace context (issue 11): its keystroke → suggestion latency is the one context must stay near.
+NOCONTEXT_SETTINGS: dict[str, Any] = {"context": {"enabled": False}}
+VARIANTS = {"ours": OURS_SETTINGS, "naive": NAIVE_SETTINGS, "nospec": NOSPEC_SETTINGS,
+            "nocontext": NOCONTEXT_SETTINGS}
 #: Variants run when none is named, and the pair whose ratio the table shows.
 DEFAULT_VARIANTS = {"passive": ("ours", "naive"), "accepting": ("ours", "nospec")}
 
