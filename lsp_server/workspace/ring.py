@@ -38,6 +38,10 @@ class Ring:
                          and not (c.key == chunk.key and c.start == chunk.start and c.source == chunk.source)]
         self._pending.append(chunk)
 
+    def pending_keys(self) -> set[str | None]:
+        """The documents the queued chunks come from (a yank without a document counts as None)."""
+        return {c.key or None for c in self._pending}
+
     @property
     def pending(self) -> int:
         return len(self._pending)

@@ -97,7 +97,7 @@ async def test_another_open_document_is_a_source(tmp_path):
     assert selection.sources == ("open",)
 
 
-async def test_choice_is_reused_near_the_cursor_until_sources_change(tmp_path):
+async def test_choice_is_reused_near_the_cursor_until_other_sources_change(tmp_path):
     ws, docs = await make(tmp_path)
     uri = open_main(ws, docs, tmp_path)
     first = await select(ws, cursor(uri, MAIN))
@@ -106,8 +106,21 @@ async def test_choice_is_reused_near_the_cursor_until_sources_change(tmp_path):
     ws.changed(uri, 5)
     again = await select(ws, cursor(uri, typed))
     assert again.reused and again.snippets == first.snippets
-    assert ws.tick()  # the change is flushed: a new choice is made
+    ws.viewed(cursor(uri, typed))
+    # Typing in the file itself, flushed, keeps the choice: the context block (the prompt's start) stays the same.
+    assert not ws.tick()
+    assert (await select(ws, cursor(uri, typed))).reused
+    # A change in another document is a change of the sources: a new choice is made.
+    other = (tmp_path / "other.py").as_uri()
+    docs[other] = Doc("def area_helper(radius):\n    return radius\n")
+    ws.opened(other)
+    ws.changed(other, 1)
+    assert ws.tick()
     assert not (await select(ws, cursor(uri, typed))).reused
+    # Moving far from the place of the choice makes a new one as well.
+    far = typed + "\n" * 20
+    docs[uri] = Doc(far)
+    assert (await select(ws, cursor(uri, far))).reused is False
 
 
 async def test_yanked_text_is_a_source_after_the_flush(tmp_path):
