@@ -39,6 +39,8 @@ QUERY_LINES_BELOW = 10
 DEFINITION_LINES = 12
 #: A new choice is made when the cursor moved more than this many lines from where the last one was made.
 RESELECT_LINES = 8
+#: How many choices are remembered (see WorkspaceContext._recent).
+RECENT_CHOICES = 4
 #: A name with more definitions than this (`path`, `run`, `close`) is ambiguous: its definitions are not shown.
 MAX_DEFINITIONS_PER_NAME = 3
 #: Snippets kept for similar code (windows, recent chunks) besides definitions, when there are any.
@@ -113,7 +115,10 @@ class WorkspaceContext:
         self.counter = budget_mod.TokenCounter()
         self._docs: dict[str, _Doc] = {}
         self._order: dict[tuple, int] = {}
-        self._last: tuple[tuple, Selection] | None = None
+        #: The last few choices, each with the anchor it was made under (newest last). More than one: a prefetch
+        #: asks for the place after an accepted suggestion, often more than RESELECT_LINES below the cursor; with one
+        #: remembered choice the real requests and the prefetches would replace each other's block every time.
+        self._recent: list[tuple[tuple, Selection]] = []
         self._version = 0
         #: Of those changes, how many came from one document alone (its own text, its edit and view chunks).
         self._own_changes: dict[str, int] = {}
@@ -164,7 +169,7 @@ class WorkspaceContext:
         prefill the whole prompt again (measured: 5× the prefilled tokens per suggestion shown)."""
         self._version += 1
         if key is None:
-            self._last = None
+            self._recent = []
         else:
             self._own_changes[key] = self._own_changes.get(key, 0) + 1
 
@@ -342,9 +347,10 @@ class WorkspaceContext:
             if self._refresh(doc):
                 self._bump(doc.key)
         anchor = (cursor.uri, self._changes_for(key), prefix_only)
-        last = self._last
-        if last is not None and last[0] == anchor and abs(last[1].line - cursor.line) <= RESELECT_LINES:
-            reused = last[1]
+        near = [entry for entry in self._recent
+                if entry[0] == anchor and abs(entry[1].line - cursor.line) <= RESELECT_LINES]
+        if near:
+            reused = min(near, key=lambda entry: abs(entry[1].line - cursor.line))[1]
             selection = Selection(reused.snippets, reused.sources, reused.tokens, True, reused.repo,
                                   reused.relative_path, (time.perf_counter() - started) * 1000, reused.line)
             self.last_report = self._report(cursor, selection)
@@ -355,7 +361,7 @@ class WorkspaceContext:
                               folder_name(self.folders), self._label(key),
                               (time.perf_counter() - started) * 1000, cursor.line,
                               (time.thread_time() - cpu_started) * 1000)
-        self._last = (anchor, selection)
+        self._recent = self._recent[-(RECENT_CHOICES - 1):] + [(anchor, selection)]
         self.last_report = self._report(cursor, selection)
         return selection
 

@@ -117,10 +117,15 @@ async def test_choice_is_reused_near_the_cursor_until_other_sources_change(tmp_p
     ws.changed(other, 1)
     assert ws.tick()
     assert not (await select(ws, cursor(uri, typed))).reused
-    # Moving far from the place of the choice makes a new one as well.
+    # Moving far from the place of the choice makes a new one as well; going back reuses the first one (a prefetch
+    # below an accepted suggestion and the requests where the user is must not replace each other's block).
     far = typed + "\n" * 20
     docs[uri] = Doc(far)
-    assert (await select(ws, cursor(uri, far))).reused is False
+    here = await select(ws, cursor(uri, far, typed.count("\n")))
+    there = await select(ws, cursor(uri, far))
+    assert not there.reused
+    back = await select(ws, cursor(uri, far, typed.count("\n")))
+    assert back.reused and back.snippets == here.snippets
 
 
 async def test_yanked_text_is_a_source_after_the_flush(tmp_path):
