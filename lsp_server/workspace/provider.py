@@ -421,12 +421,13 @@ class WorkspaceContext:
         if not self._watching() or self._scanning() or not self.scan_done \
                 or (self._recheck_task is not None and not self._recheck_task.done()):
             return False
-        self._recheck_task = asyncio.get_running_loop().create_task(self.recheck())
+        self._recheck_task = asyncio.get_running_loop().create_task(self.recheck(self._scan_generation))
         return True
 
-    async def recheck(self) -> int:
-        """One re-check (see `start_recheck`); returns how many paths it queued."""
-        generation = self._scan_generation
+    async def recheck(self, generation: int | None = None) -> int:
+        """One re-check (see `start_recheck`); returns how many paths it queued. A scan started after `generation`
+        (the scan's count when the re-check was asked for) stops it."""
+        generation = self._scan_generation if generation is None else generation
         loop = asyncio.get_running_loop()
         started = loop.time()
         try:
