@@ -151,6 +151,7 @@ class WorkspaceContext:
     def configure(self, settings: ContextSettings, exclude: tuple[str, ...]) -> bool:
         """Apply new settings; returns True when the indexes must be rebuilt (exclusions or bounds changed)."""
         rebuild = (exclude != self.exclude or settings.exclude != self.settings.exclude
+                   or settings.enabled != self.settings.enabled  # files changed while it was off are not known
                    or settings.window_lines != self.settings.window_lines
                    or settings.max_files != self.settings.max_files
                    or settings.max_file_kb != self.settings.max_file_kb
@@ -342,6 +343,8 @@ class WorkspaceContext:
     def files_changed(self, paths: list[str]) -> None:
         """Watched-file events (or the re-check) name these paths: look at them again at the next tick."""
         self.disk_stats["events"] += len(paths)
+        if not self._watching():
+            return  # turned off (or no folders): the scan that turns it on again reads everything
         for path in paths:
             if watch.worth_looking(path, self.folders):
                 self._pending[path] = None

@@ -16,12 +16,13 @@ from lsprotocol import types
 from ..secrets import uri_to_path
 from .scan import EXTENSIONS, FileEntry, entry_for, language_of, read_text, skipped_dir
 
-#: A batch bigger than this (a branch switch, a formatter run over the tree) is cheaper as one full scan in the
-#: worker thread (which swaps in fresh indexes at once) than as that many single updates on the event loop.
-RESCAN_AFTER = 500
-#: Paths looked at again per tick: indexing a file (identifiers, tree-sitter tags) runs on the event loop, so a
-#: tick's share stays around the cost of a few hundred small files.
-FILES_PER_TICK = 100
+#: Paths looked at again per tick. Reading is done in a worker thread, but indexing a file (identifiers, tree-sitter
+#: tags) runs on the event loop, about 1.8 ms of CPU per file (measured on 500 site-packages files): 32 files keep a
+#: tick's stall near 60 ms, and a branch switch touching 50 files is indexed within two ticks.
+FILES_PER_TICK = 32
+#: More pending paths than this (a large branch switch, a formatter run over the tree) start one full scan in the
+#: worker thread instead (it swaps in fresh indexes at once) rather than ten seconds of ticks.
+RESCAN_AFTER = 300
 #: The re-check walks the folders again every RECHECK_S seconds while no request is running. 30 s: someone who
 #: switched branches or ran a formatter outside the editor sees the context catch up within half a minute, and a
 #: walk only stats files (it reads only the files whose mtime or size changed): 60 ms of CPU for 2,000 files and

@@ -294,3 +294,14 @@ async def test_register_watchers_without_capabilities_at_all():
     server = SimpleNamespace(workspace_context=WorkspaceContext(ContextSettings(), {}))
     await register_watchers(server)
     assert server.workspace_context.watch_mode == "recheck"
+
+
+async def test_turning_context_on_again_rescans(tmp_path):
+    ws, _ = await workspace(tmp_path)
+    ws.configure(ContextSettings(enabled=False), ())
+    created = write(tmp_path, "pkg/while_off.py", definition("written_while_off"))
+    ws.files_changed([str(created)])  # dropped: nothing is watched while it is off
+    assert ws.status()["disk"]["pending"] == 0
+    assert ws.configure(ContextSettings(), ())
+    await ws.wait_scanned()
+    assert "written_while_off" in names(ws)
