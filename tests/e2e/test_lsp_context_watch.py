@@ -101,7 +101,7 @@ async def test_a_file_written_after_initialize_reaches_the_prompt_and_leaves_it_
     assert ready.files_indexed == 1
     registration, = client.registrations  # type: ignore[attr-defined]
     assert registration.method == "workspace/didChangeWatchedFiles"
-    patterns = [w.glob_pattern for w in registration.register_options.watchers]
+    patterns = [w["globPattern"] for w in registration.register_options["watchers"]]
     assert "**/.gitignore" in patterns and any(p.startswith("**/*.{") and ",py," in p for p in patterns)
 
     assert "invoices.py" not in dict(await complete_in_a_new_document(client, tmp_path, "customer_1.py"))
