@@ -1,5 +1,6 @@
-"""The LSP side of workspace context: the `infill/didYank` notification, workspace folders, the `infill/context`
-status request, and the once-a-second tick that flushes sources and warms the model server's cache.
+"""The LSP side of workspace context: the `infill/didYank` notification, workspace folders, files changed on disk
+(`workspace/didChangeWatchedFiles`, registered when the client can watch files; a periodic re-check otherwise), the
+`infill/context` status request, and the once-a-second tick that flushes sources and warms the model server's cache.
 
 `infill/didYank` (client → server notification), for any client that can see copies or yanks:
 
@@ -14,6 +15,7 @@ import logging
 from typing import Any
 
 from ..secrets import uri_to_path
+from . import watch
 from .provider import WorkspaceContext
 from .requests import warm
 
@@ -73,6 +75,11 @@ def register(server: Any) -> None:
     def context_status(ls: Any, params: Any) -> dict[str, Any]:
         return ls.workspace_context.status()
 
+    @server.feature("workspace/didChangeWatchedFiles")
+    def watched_files_changed(ls: Any, params: Any) -> None:
+        # Also taken from clients that send it without a registration: the paths are looked at again either way.
+        ls.workspace_context.files_changed(watch.paths_from_params(params))
+
     @server.feature("workspace/didChangeWorkspaceFolders")
     def folders_changed(ls: Any, params: Any) -> None:
         event = _get(params, "event")
@@ -108,19 +115,50 @@ def attach_embedding(workspace: WorkspaceContext, engine_config: Any) -> Any:
     return backend
 
 
+async def register_watchers(ls: Any) -> None:
+    """Ask the client to watch the workspace's code files for us (`client/registerCapability`), when it declared
+    `workspace.didChangeWatchedFiles.dynamicRegistration`. Until it accepts, and when it cannot or refuses, the
+    periodic re-check stands in."""
+    workspace: WorkspaceContext = ls.workspace_context
+    if not watch.client_can_watch(getattr(ls, "client_capabilities", None)):
+        log.info("workspace context: the client does not watch files; re-checking the folders every %.0f s",
+                 watch.RECHECK_S)
+        return
+    try:
+        await ls.client_register_capability_async(watch.registration())
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.warning("workspace context: the client refused to watch files (%s); re-checking the folders instead", exc)
+        return
+    workspace.watch_mode = "events"
+
+
 async def tick_loop(ls: Any) -> None:
-    """Flush sources once a second; when the context changed and no request is running, warm the cache."""
-    while True:
-        await asyncio.sleep(TICK_S)
-        workspace: WorkspaceContext = ls.workspace_context
-        if not workspace.settings.enabled:
-            continue
-        try:
-            changed = workspace.tick()
-            service = ls.service
-            if changed and service is not None and ls.sessions.active_count() == 0:
-                await warm(workspace, service.engine)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("workspace context tick failed")
+    """Register the file watchers, then once a second: look again at files changed on disk, flush sources, and when
+    the context changed and no request is running, warm the cache. Without watchers, re-check the folders when due
+    and idle (the walk runs in its own task: the tick does not wait for it)."""
+    registration = asyncio.ensure_future(register_watchers(ls))
+    try:
+        while True:
+            await asyncio.sleep(TICK_S)
+            workspace: WorkspaceContext = ls.workspace_context
+            if not workspace.settings.enabled:
+                continue
+            try:
+                changed = await workspace.refresh_files()
+                changed |= workspace.tick()
+                service = ls.service
+                idle = ls.sessions.active_count() == 0
+                if changed and service is not None and idle:
+                    await warm(workspace, service.engine)
+                due = workspace.next_recheck
+                if workspace.watch_mode == "recheck" and idle and due is not None \
+                        and asyncio.get_running_loop().time() >= due:
+                    workspace.start_recheck()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("workspace context tick failed")
+    finally:
+        registration.cancel()

@@ -25,7 +25,8 @@ from . import budget as budget_mod
 from .index import WindowIndex
 from .ring import Chunk, Ring
 from .ranking import Candidate, dedupe, drop_shown, rank_key, stable_order
-from .scan import folder_name, language_of, scan
+from . import watch
+from .scan import folder_name, language_of, read_text, walk
 from .settings import ContextSettings
 from .tags import TagIndex, definition_text
 from .text import identifiers, split_lines, windows
@@ -125,7 +126,20 @@ class WorkspaceContext:
         self._scan_task: asyncio.Task | None = None
         self._scan_stop = False
         self._scan_generation = 0
+        #: Files of the workspace folders that are indexed (or served from their open document).
         self._disk_keys: set[str] = set()
+        #: (mtime_ns, size) of every file the walk yielded, indexed or not (binary): what the re-check compares.
+        self._disk: dict[str, tuple[int, int]] = {}
+        #: Paths to look at again (watched-file events, the re-check), handled by `refresh_files`.
+        self._pending: dict[str, None] = {}
+        self._recheck_task: asyncio.Task | None = None
+        self._recheck_stop = False
+        #: Counters for the status: paths received in events, files (re)indexed and dropped from disk, re-checks.
+        self.disk_stats = {"events": 0, "updated": 0, "removed": 0, "rechecks": 0, "rescans": 0}
+        #: How disk changes are seen: "events" (the client watches files for us) or "recheck" (we walk again).
+        self.watch_mode = "recheck"
+        #: When the next re-check is due (event loop time), set when a scan or re-check ends.
+        self.next_recheck: float | None = None
         self.scanned_files = 0
         self.scan_done = False
         self.last_report: dict[str, Any] | None = None
@@ -144,6 +158,7 @@ class WorkspaceContext:
     def configure(self, settings: ContextSettings, exclude: tuple[str, ...]) -> bool:
         """Apply new settings; returns True when the indexes must be rebuilt (exclusions or bounds changed)."""
         rebuild = (exclude != self.exclude or settings.exclude != self.settings.exclude
+                   or settings.enabled != self.settings.enabled  # files changed while it was off are not known
                    or settings.window_lines != self.settings.window_lines
                    or settings.max_files != self.settings.max_files
                    or settings.max_file_kb != self.settings.max_file_kb
@@ -306,32 +321,161 @@ class WorkspaceContext:
             return
         if built is None or generation != self._scan_generation:
             return
-        index, tags, keys = built
-        self.index, self.tags, self._disk_keys = index, tags, keys
+        index, tags, keys, stats = built
+        self.index, self.tags, self._disk_keys, self._disk = index, tags, keys, stats
         for doc in self._docs.values():  # open documents hold newer text than the disk
             doc.indexed_text = None
         self.tick()
         self.scan_done = True
         self._bump()
+        self.next_recheck = asyncio.get_running_loop().time() + watch.RECHECK_S
         log.info("workspace context: %d files, %d windows, %d definitions indexed in %.1f s",
                  len(keys), len(index), len(tags), time.perf_counter() - started)
 
-    def _build_indexes(self) -> tuple[WindowIndex, TagIndex, set[str]] | None:
-        index, tags, keys = WindowIndex(), TagIndex(), set()
+    def _build_indexes(self) -> tuple[WindowIndex, TagIndex, set[str], dict[str, tuple[int, int]]] | None:
+        index, tags, keys, stats = WindowIndex(), TagIndex(), set(), {}
         size = self.settings.window_lines
-        for file in scan(self.folders, max_files=self.settings.max_files, max_bytes=self.settings.max_file_kb * 1024,
-                         excluded=self.excluded, stop=lambda: self._scan_stop):
-            lines = split_lines(file.text)
-            index.add(file.path, file.label, lines, windows(lines, size, size), keep_text=False)
+        max_bytes = self.settings.max_file_kb * 1024
+        for entry in walk(self.folders, max_files=self.settings.max_files, max_bytes=max_bytes,
+                          excluded=self.excluded, stop=lambda: self._scan_stop):
+            stats[entry.path] = entry.stat
+            text = read_text(entry.path, max_bytes)
+            if text is None:
+                continue
+            lines = split_lines(text)
+            index.add(entry.path, entry.label, lines, windows(lines, size, size), keep_text=False)
             if self.settings.definitions:
-                tags.add(file.path, file.label, file.language_id, file.text)
-            keys.add(file.path)
+                tags.add(entry.path, entry.label, entry.language_id, text)
+            keys.add(entry.path)
             self.scanned_files = len(keys)
-        return None if self._scan_stop else (index, tags, keys)
+        return None if self._scan_stop else (index, tags, keys, stats)
 
     async def wait_scanned(self) -> None:
         if self._scan_task is not None:
             await asyncio.shield(self._scan_task)
+
+    def _scanning(self) -> bool:
+        return self._scan_task is not None and not self._scan_task.done()
+
+    # --- files changed on disk (lsp_server/workspace/watch.py) ----------------------------------------------------
+
+    def files_changed(self, paths: list[str]) -> None:
+        """Watched-file events (or the re-check) name these paths: look at them again at the next tick."""
+        self.disk_stats["events"] += len(paths)
+        if not self._watching():
+            return  # turned off (or no folders): the scan that turns it on again reads everything
+        for path in paths:
+            if watch.worth_looking(path, self.folders):
+                self._pending[path] = None
+
+    def _watching(self) -> bool:
+        return self.settings.enabled and self.settings.workspace_files and bool(self.folders)
+
+    async def refresh_files(self) -> bool:
+        """Look again at up to FILES_PER_TICK pending paths: index what is new or changed, drop what is gone, ignored
+        or excluded now. Reading is done in a worker thread; a file open as a document stays served from the
+        document. A `.gitignore` change or a burst of more than RESCAN_AFTER paths starts a full scan instead.
+        Pending paths wait while a scan runs (its result would replace what is done meanwhile). Returns whether the
+        indexes changed."""
+        if not self._pending or self._scanning():
+            return False
+        if not self._watching():
+            self._pending.clear()
+            return False
+        if len(self._pending) > watch.RESCAN_AFTER or any(os.path.basename(p) == ".gitignore" for p in self._pending):
+            self._pending.clear()
+            self.disk_stats["rescans"] += 1
+            self.start_scan()
+            return False
+        batch = list(self._pending)[:watch.FILES_PER_TICK]
+        for path in batch:
+            del self._pending[path]
+        generation = self._scan_generation
+        looked = await asyncio.to_thread(watch.look, batch, list(self.folders),
+                                         max_bytes=self.settings.max_file_kb * 1024, excluded=self.excluded)
+        if generation != self._scan_generation:
+            return False  # a scan started meanwhile: it reads these files itself
+        open_keys = {doc.key for doc in self._docs.values()}
+        changed = False
+        folders: list[str] = []
+        for path, entry, text in looked:
+            if entry is None:  # gone, ignored, excluded or too large now (or a folder: see below)
+                if path in self._disk:
+                    changed |= self._drop_disk_file(path, open_keys)
+                else:
+                    folders.append(path.rstrip(os.sep) + os.sep)
+                continue
+            if path not in self._disk and len(self._disk) >= self.settings.max_files:
+                continue  # the bound of the scan holds for new files too
+            self._disk[path] = entry.stat
+            if text is None:  # binary now: known (the re-check will not read it again), not indexed
+                changed |= self._drop_disk_file(path, open_keys, forget=False)
+                continue
+            self._disk_keys.add(path)
+            self.disk_stats["updated"] += 1
+            if path not in open_keys:
+                self._index_file(path, entry.label, entry.language_id, text)
+                changed = True
+        if folders:  # a deleted (or now ignored) folder takes the files under it; one pass for the whole batch
+            for key in [k for k in self._disk if k.startswith(tuple(folders)) and not os.path.isfile(k)]:
+                changed |= self._drop_disk_file(key, open_keys)
+        if changed:
+            self._bump()
+        return changed
+
+    def _drop_disk_file(self, key: str, open_keys: set[str], forget: bool = True) -> bool:
+        if forget:
+            self._disk.pop(key, None)
+        if key not in self._disk_keys:
+            return False
+        self._disk_keys.discard(key)
+        self.disk_stats["removed"] += 1
+        if key in open_keys:
+            return False  # served from the document; closing it no longer falls back to the disk
+        self.index.remove(key)
+        self.tags.remove(key)
+        return True
+
+    def start_recheck(self) -> bool:
+        """Walk the folders again in a worker thread and queue the files that appeared, changed (mtime or size) or
+        vanished since they were read. Never two at once, never during a scan; `close` and `start_scan` stop it.
+        Returns whether one was started."""
+        if not self._watching() or self._scanning() or not self.scan_done \
+                or (self._recheck_task is not None and not self._recheck_task.done()):
+            return False
+        self._recheck_task = asyncio.get_running_loop().create_task(self.recheck(self._scan_generation))
+        return True
+
+    async def recheck(self, generation: int | None = None) -> int:
+        """One re-check (see `start_recheck`); returns how many paths it queued. A scan started after `generation`
+        (the scan's count when the re-check was asked for) stops it."""
+        generation = self._scan_generation if generation is None else generation
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            seen = await asyncio.to_thread(self._walk_stats, generation)
+        except Exception:
+            log.exception("workspace re-check failed")
+            seen = None
+        self.next_recheck = loop.time() + watch.next_recheck_delay(loop.time() - started)
+        if seen is None or generation != self._scan_generation:
+            return 0
+        self.disk_stats["rechecks"] += 1
+        paths = watch.changed_since(seen, self._disk)
+        if paths:
+            log.info("workspace context: %d files changed on disk", len(paths))
+            self.files_changed(paths)
+        return len(paths)
+
+    def _walk_stats(self, generation: int) -> dict[str, tuple[int, int]] | None:
+        """(mtime_ns, size) of the files the walk yields; None when stopped (closing, or a scan started)."""
+        def stop() -> bool:
+            return self._recheck_stop or generation != self._scan_generation
+
+        seen = {entry.path: entry.stat
+                for entry in walk(self.folders, max_files=self.settings.max_files,
+                                  max_bytes=self.settings.max_file_kb * 1024, excluded=self.excluded, stop=stop)}
+        return None if stop() else seen
 
     # --- choosing snippets -------------------------------------------------------------------------------------
 
@@ -507,15 +651,17 @@ class WorkspaceContext:
         return {"enabled": self.settings.enabled, "folders": list(self.folders), "files_indexed": len(self._disk_keys),
                 "scan_done": self.scan_done, "windows": len(self.index), "definitions": len(self.tags),
                 "ring": len(self.ring.chunks), "open_documents": len(self._docs),
+                "disk": {"mode": self.watch_mode, "pending": len(self._pending), **self.disk_stats},
                 "last_request": self.last_report}
 
     async def close(self) -> None:
-        self._scan_stop = True
-        if self._scan_task is not None and not self._scan_task.done():
-            try:
-                await self._scan_task
-            except Exception:
-                pass
+        self._scan_stop = self._recheck_stop = True
+        for task in (self._scan_task, self._recheck_task):
+            if task is not None and not task.done():
+                try:
+                    await task
+                except Exception:
+                    pass
 
 
 _IMPORT_STARTS = ("import ", "from ", "use ", "#include", "require", "using ", "package ")
@@ -530,16 +676,17 @@ def _key(uri: str) -> str:
     return uri_to_path(uri) if uri.startswith("file:") else uri
 
 
-_FILES: OrderedDict[str, tuple[float, list[str]]] = OrderedDict()
+_FILES: OrderedDict[str, tuple[tuple[int, int], list[str]]] = OrderedDict()
 #: Lines of recently read files (the same few files are read again while the cursor stays in one place).
 FILE_CACHE = 64
 
 
 def _lines(path: str) -> list[str]:
     try:
-        mtime = os.stat(path).st_mtime
+        stat = os.stat(path)
     except OSError:
         return []
+    mtime = (stat.st_mtime_ns, stat.st_size)  # a rewrite within the clock's granularity usually changes the size
     cached = _FILES.get(path)
     if cached is not None and cached[0] == mtime:
         _FILES.move_to_end(path)

@@ -11,6 +11,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from stat import S_ISREG
 from typing import Callable, Iterator
 
 log = logging.getLogger(__name__)
@@ -43,17 +44,34 @@ class ScannedFile:
     text: str
 
 
-def _gitignore(directory: str):
-    """The directory's .gitignore as a GitIgnoreSpec, or None."""
+@dataclass(frozen=True)
+class FileEntry:
+    """A file the walk would index, before it is read: its (mtime_ns, size) tells the re-check whether it changed."""
+
+    path: str        # absolute
+    label: str       # relative to its workspace folder, "/"-separated
+    language_id: str
+    stat: tuple[int, int]  # (st_mtime_ns, st_size)
+
+
+def _gitignore(directory: str, cache: dict[str, object] | None = None):
+    """The directory's .gitignore as a GitIgnoreSpec, or None (memoised in `cache` when one is given)."""
+    if cache is not None and directory in cache:
+        return cache[directory]
     path = os.path.join(directory, ".gitignore")
+    spec = None
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
     except OSError:
-        return None
-    import pathspec
+        pass
+    else:
+        import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    if cache is not None:
+        cache[directory] = spec
+    return spec
 
 
 def _ignored(specs: list[tuple[str, object]], path: str, is_dir: bool) -> bool:
@@ -67,9 +85,14 @@ def _ignored(specs: list[tuple[str, object]], path: str, is_dir: bool) -> bool:
     return ignored
 
 
-def scan(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callable[[str], bool],
-         stop: Callable[[], bool] = lambda: False) -> Iterator[ScannedFile]:
-    """Yield the workspace's code files (bounded; see the module docstring). Runs in a worker thread."""
+def skipped_dir(name: str) -> bool:
+    return name in SKIP_DIRS or name.startswith(".")
+
+
+def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callable[[str], bool],
+         stop: Callable[[], bool] = lambda: False) -> Iterator[FileEntry]:
+    """The files the scan reads, without reading them (bounded; see the module docstring): what the full scan and
+    the periodic re-check both walk, so they agree on which files belong to the workspace."""
     count = 0
     for folder in folders:
         root = os.path.abspath(folder)
@@ -92,27 +115,81 @@ def scan(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callab
                     if entry.is_symlink():
                         continue
                     if entry.is_dir():
-                        if entry.name in SKIP_DIRS or entry.name.startswith(".") \
-                                or _ignored(specs, entry.path, True):
-                            continue
-                        subdirs.append(entry.path)
+                        if not skipped_dir(entry.name) and not _ignored(specs, entry.path, True):
+                            subdirs.append(entry.path)
                         continue
                     language_id = language_of(entry.name)
                     if language_id is None or _ignored(specs, entry.path, False) or excluded(entry.path):
                         continue
-                    if entry.stat().st_size > max_bytes:
-                        continue
-                    with open(entry.path, "rb") as fh:
-                        raw = fh.read(max_bytes + 1)
+                    stat = entry.stat()
                 except OSError:
                     continue
-                if b"\0" in raw[:4096]:
+                if stat.st_size > max_bytes:
                     continue
                 count += 1
                 label = os.path.relpath(entry.path, root).replace(os.sep, "/")
-                yield ScannedFile(entry.path, label, language_id, raw.decode("utf-8", "replace"))
+                yield FileEntry(entry.path, label, language_id, (stat.st_mtime_ns, stat.st_size))
             for sub in reversed(subdirs):
                 stack.append((sub, specs))
+
+
+def entry_for(path: str, folders: list[str], *, max_bytes: int, excluded: Callable[[str], bool],
+              gitignores: dict[str, object] | None = None) -> FileEntry | None:
+    """The one file as the walk would see it, or None when the walk would skip it (outside the folders, in a
+    skipped or ignored folder, ignored, excluded, too large, a symlink, gone). For watched-file events: the same
+    rules as the walk without walking. `gitignores` memoises .gitignore files across a batch of events."""
+    path = os.path.abspath(path)
+    language_id = language_of(path)
+    if language_id is None or excluded(path):
+        return None
+    for folder in folders:
+        root = os.path.abspath(folder)
+        if not path.startswith(root.rstrip(os.sep) + os.sep):
+            continue
+        parts = os.path.relpath(path, root).split(os.sep)
+        specs: list[tuple[str, object]] = []
+        directory = root
+        try:
+            for name in parts[:-1]:
+                spec = _gitignore(directory, gitignores)
+                if spec is not None:
+                    specs = specs + [(directory, spec)]
+                directory = os.path.join(directory, name)
+                if skipped_dir(name) or os.path.islink(directory) or _ignored(specs, directory, True):
+                    return None
+            spec = _gitignore(directory, gitignores)
+            if spec is not None:
+                specs = specs + [(directory, spec)]
+            if _ignored(specs, path, False):
+                return None
+            stat = os.lstat(path)
+        except OSError:
+            return None
+        if not S_ISREG(stat.st_mode) or stat.st_size > max_bytes:
+            return None
+        return FileEntry(path, "/".join(parts), language_id, (stat.st_mtime_ns, stat.st_size))
+    return None
+
+
+def read_text(path: str, max_bytes: int) -> str | None:
+    """The file's text, or None when it cannot be read, grew over the cap or is binary (a NUL in its first 4 KB)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError:
+        return None
+    if len(raw) > max_bytes or b"\0" in raw[:4096]:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def scan(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callable[[str], bool],
+         stop: Callable[[], bool] = lambda: False) -> Iterator[ScannedFile]:
+    """Yield the workspace's code files (bounded; see the module docstring). Runs in a worker thread."""
+    for entry in walk(folders, max_files=max_files, max_bytes=max_bytes, excluded=excluded, stop=stop):
+        text = read_text(entry.path, max_bytes)
+        if text is not None:
+            yield ScannedFile(entry.path, entry.label, entry.language_id, text)
 
 
 def folder_name(folders: list[str]) -> str:
