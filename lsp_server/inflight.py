@@ -105,7 +105,9 @@ class InflightGenerations:
 
     def __init__(self) -> None:
         self._flights: dict[str, Flight] = {}
-        self.joined = 0
+        #: Requests served by a user generation they joined (one that then produced something else, so that the
+        #: request asked the model afresh, does not count).
+        self.reused = 0
 
     def start(self, ctx: CursorContext, invoked: bool, compute: Compute) -> Flight:
         flight = Flight(ctx, invoked=invoked).start(compute)

@@ -198,7 +198,7 @@ async def test_typing_what_the_generation_produced_reuses_it():
     assert not engine.calls[0].cancelled  # somebody still waits for the generation
     engine.calls[0].future.set_result("a + b")
     assert [(s.text, s.source) for s in await newer] == [(" b", "in-flight")]
-    assert len(engine.calls) == 1 and spec.inflight.joined == 1
+    assert len(engine.calls) == 1 and spec.inflight.reused == 1
 
 
 async def test_a_generation_that_contradicts_the_typing_is_dropped_for_a_fresh_one():
@@ -218,6 +218,7 @@ async def test_a_generation_that_contradicts_the_typing_is_dropped_for_a_fresh_o
     assert engine.calls[1].request.prefix.endswith("return a ")
     engine.calls[1].future.set_result("+ b")
     assert [(s.text, s.source) for s in await newer] == [("+ b", "model")]
+    assert spec.inflight.reused == 0  # joined, but served by a model call of its own
     assert spec.join(ctx_after(server, "a "), invoked=True) is None  # an invoked request never joins
 
 
