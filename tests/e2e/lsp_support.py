@@ -139,5 +139,5 @@ async def generating_slot(base_url: str, min_decoded: int, pending: asyncio.Futu
 
 
 def n_decoded(slot: dict[str, Any]) -> int:
-    """Tokens the slot's current (or last) generation has produced, from its /slots entry."""
+    """Tokens the slot's running generation has produced so far, from its /slots entry (0 once it has ended)."""
     return int((slot.get("next_token") or [{}])[0].get("n_decoded", 0))
