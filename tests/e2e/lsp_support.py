@@ -65,6 +65,21 @@ def remote_options(base_url: str, **extra: Any) -> dict[str, Any]:
             "request_timeout": 3600.0, **extra}
 
 
+async def start_remote_session(client: LanguageClient, base_url: str, **settings: Any) -> None:
+    """Initialize the server against the session's llama-server (`remote_options` plus `settings`), utf-16, and
+    wait until it is ready."""
+    record_status(client)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(["utf-16"]), initialization_options=remote_options(base_url, **settings)))
+    await wait_status(client, "ready")
+
+
+async def stats(client: LanguageClient) -> dict[str, Any]:
+    """The server's counters (`infill/stats`)."""
+    result = await client.protocol.send_request_async("infill/stats", {})
+    return result if isinstance(result, dict) else result._asdict()
+
+
 async def wait_status(client: LanguageClient, kind: str, timeout: float = 60.0) -> dict[str, Any]:
     seen = client.infill_status  # type: ignore[attr-defined]
     deadline = asyncio.get_running_loop().time() + timeout

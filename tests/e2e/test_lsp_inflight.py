@@ -27,16 +27,14 @@ from pytest_lsp import LanguageClient
 from tests.fixtures.llama import predicted_tokens_when_idle
 
 from .lsp_support import (
-    capabilities,
     complete,
     config,
     edit,
     generating_slot,
     inline_params,
     open_doc,
-    record_status,
-    remote_options,
-    wait_status,
+    start_remote_session,
+    stats,
 )
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
@@ -59,17 +57,9 @@ ATTEMPTS = 6
 
 @pytest_lsp.fixture(scope="module", config=config())
 async def client(lsp_client: LanguageClient, llama_server: str):
-    record_status(lsp_client)
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=capabilities(["utf-16"]), initialization_options=remote_options(llama_server, **SETTINGS)))
-    await wait_status(lsp_client, "ready")
+    await start_remote_session(lsp_client, llama_server, **SETTINGS)
     yield
     await lsp_client.shutdown_session()
-
-
-async def stats(client: LanguageClient) -> dict[str, Any]:
-    result = await client.protocol.send_request_async("infill/stats", {})
-    return result if isinstance(result, dict) else result._asdict()
 
 
 async def slots(base_url: str) -> list[dict[str, Any]]:
@@ -175,54 +165,46 @@ async def play(client: LanguageClient, base_url: str, n: int, typing: str) -> Ro
                  await slots(base_url))
 
 
-async def test_typing_what_the_generation_produced_is_served_by_it(client: LanguageClient, llama_server: str):
+async def a_round(client: LanguageClient, base_url: str, first: int, typing: str) -> Round:
+    """The first of up to ATTEMPTS rounds (documents `first`, `first + 1`, …) that the test did not miss: the
+    newer request arrived while the older one's generation was still running, so the older was superseded."""
     missed = []
-    for n in range(ATTEMPTS):
-        seen = await play(client, llama_server, 400 + n, "stream")
+    for n in range(first, first + ATTEMPTS):
+        seen = await play(client, base_url, n, typing)
         if isinstance(seen, str):
             missed.append(seen)
-            continue
-        if seen.older.items:
+        elif seen.older.items:
             missed.append(f"the generation ended before the newer request was read ({seen.describe()})")
-            continue
-        # The older request was superseded (answered empty); the newer one waited for the same generation.
-        assert seen.delta("superseded") == 1, seen.describe()
-        assert seen.delta("model_calls") == 1 and seen.model_calls_for_document == 1, seen.describe()
-        assert seen.delta("reused_inflight") == 1, seen.describe()
-        assert seen.newer.items, seen.describe()
-        assert [source for source, _ in seen.after["timings"][len(seen.before["timings"]):]][-1] == "in-flight"
-        # llama-server ran one generation: no task on any slot after the one the test saw streaming, and no more
-        # tokens than one generation makes.
-        assert not seen.later_tasks(), seen.slots_after
-        assert 0 < seen.tokens <= BUDGET, seen.describe()
-        (slot,) = [s for s in seen.slots_after if s.get("id_task") == seen.task]
-        generated = slot["generated"]
-        assert generated.startswith(seen.typed), (short(generated), seen.describe())
-        # The item is the rest of the generation after the typed characters: what the first request would have
-        # shown (its text is in the cache: back at the first position it is served from there) less what was typed.
-        edit(client, seen.uri, 3, *end_of(seen.text), "", end=end_of(seen.text + seen.typed))
-        first = await complete(client, seen.uri, *end_of(seen.text), invoked=False)
-        whole = item_text(first)
-        assert whole.startswith(seen.typed) and item_text(seen.newer) == whole[len(seen.typed):], \
-            (short(whole), seen.describe())
-        assert (await stats(client))["model_calls"] == seen.after["model_calls"]  # served from the cache
-        return
-    pytest.fail(f"in {ATTEMPTS} rounds no request could join the generation: {missed}")
+        else:
+            assert seen.delta("superseded") == 1, seen.describe()  # answered empty, never dropped
+            return seen
+    pytest.fail(f"in {ATTEMPTS} rounds the generation always ended before the test could type: {missed}")
+
+
+async def test_typing_what_the_generation_produced_is_served_by_it(client: LanguageClient, llama_server: str):
+    seen = await a_round(client, llama_server, 400, "stream")
+    # The newer request waited for the older one's generation.
+    assert seen.delta("model_calls") == 1 and seen.model_calls_for_document == 1, seen.describe()
+    assert seen.delta("reused_inflight") == 1, seen.describe()
+    assert seen.newer.items, seen.describe()
+    assert [source for source, _ in seen.after["timings"][len(seen.before["timings"]):]][-1] == "in-flight"
+    # llama-server ran one generation: no task on any slot after the one the test saw streaming, and no more
+    # tokens than one generation makes.
+    assert not seen.later_tasks(), seen.slots_after
+    assert 0 < seen.tokens <= BUDGET, seen.describe()
+    (slot,) = [s for s in seen.slots_after if s.get("id_task") == seen.task]
+    assert slot["generated"].startswith(seen.typed), (short(slot["generated"]), seen.describe())
+    # The item is the rest of the generation after the typed characters: what the first request would have shown
+    # (its text is in the cache: back at the first position it is served from there) less what was typed.
+    edit(client, seen.uri, 3, *end_of(seen.text), "", end=end_of(seen.text + seen.typed))
+    whole = item_text(await complete(client, seen.uri, *end_of(seen.text), invoked=False))
+    assert whole.startswith(seen.typed) and item_text(seen.newer) == whole[len(seen.typed):], \
+        (short(whole), seen.describe())
+    assert (await stats(client))["model_calls"] == seen.after["model_calls"]  # served from the cache
 
 
 async def test_typing_something_else_makes_a_new_generation(client: LanguageClient, llama_server: str):
-    missed = []
-    for n in range(ATTEMPTS):
-        seen = await play(client, llama_server, 500 + n, "other")
-        if isinstance(seen, str):
-            missed.append(seen)
-            continue
-        if seen.older.items:
-            missed.append(f"the generation ended before the newer request was read ({seen.describe()})")
-            continue
-        assert seen.delta("superseded") == 1, seen.describe()
-        assert seen.delta("model_calls") == 2 and seen.model_calls_for_document == 2, seen.describe()
-        assert seen.delta("reused_inflight") == 0, seen.describe()
-        assert seen.later_tasks(), seen.slots_after  # llama-server ran a second generation
-        return
-    pytest.fail(f"in {ATTEMPTS} rounds the generation always ended first: {missed}")
+    seen = await a_round(client, llama_server, 500, "other")
+    assert seen.delta("model_calls") == 2 and seen.model_calls_for_document == 2, seen.describe()
+    assert seen.delta("reused_inflight") == 0, seen.describe()
+    assert seen.later_tasks(), seen.slots_after  # llama-server ran a second generation
