@@ -27,6 +27,7 @@ from typing import Any
 
 from .typing_replay import (
     LANGUAGE_IDS,
+    Answer,
     _delta,
     _item_text,
     _percentile,
@@ -96,22 +97,12 @@ class AcceptRecord:
     next_shown: bool = False
 
 
-@dataclass
-class AcceptRequest:
-    file: str
+@dataclass(kw_only=True)
+class AcceptRequest(Answer):
     version: int
-    sent: float
     after_accept: bool = False
-    answered: float | None = None
-    error: str | None = None
-    text: str | None = None
-    shown: bool = False
     #: Shown and nothing of it was accepted or typed through (a distraction).
     wrong: bool = False
-
-    @property
-    def latency_ms(self) -> float | None:
-        return None if self.answered is None else (self.answered - self.sent) * 1000.0
 
 
 @dataclass

@@ -179,22 +179,29 @@ def accepted_chars(suggestion: str, typed_next: str) -> int:
 # Measurements
 
 
-@dataclass
-class RequestRecord:
+@dataclass(kw_only=True)
+class Answer:
+    """One inline request as both replays (this one and the accepting user's) record it: when it was sent, when
+    and how it was answered, and whether its suggestion reached the screen."""
+
     file: str
-    keystroke: int
     sent: float
     answered: float | None = None
     error: str | None = None
     text: str | None = None  # the first item's text after the cursor; None when empty
     shown: bool = False
-    first_line_exact: bool = False
-    accepted: int = 0
-    offset: int = 0  # characters typed in this file's region when the request was sent
 
     @property
     def latency_ms(self) -> float | None:
         return None if self.answered is None else (self.answered - self.sent) * 1000.0
+
+
+@dataclass(kw_only=True)
+class RequestRecord(Answer):
+    keystroke: int
+    first_line_exact: bool = False
+    accepted: int = 0
+    offset: int = 0  # characters typed in this file's region when the request was sent
 
 
 @dataclass
@@ -444,7 +451,7 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
     result.requests.extend(records)
 
 
-def answer_item(future: Any, record: Any) -> Any | None:
+def answer_item(future: Any, record: Answer) -> Any | None:
     """Note on `record` when (and whether successfully) a request was answered; the answer's first item."""
     record.answered = time.perf_counter()
     if future.cancelled():

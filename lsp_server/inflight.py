@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from .context import CursorContext
+from .postprocess.trim_whitespace import trim_start
 
 Compute = Callable[[Callable[[str], None]], Awaitable[list[str]]]
 
@@ -71,11 +72,14 @@ class Flight:
         return typed
 
     def fits(self, typed: str) -> bool:
-        """Nothing generated so far contradicts the typed characters."""
+        """Nothing generated so far contradicts the typed characters. The text so far is compared as it would be
+        shown (the finished texts are what the request is served from): after "return " a model's leading space is
+        dropped, so typing "x" follows " x", and typing " x" does not."""
         if self.task is not None and self.task.done():
             texts = _texts(self.task)
             return texts is not None and any(t.startswith(typed) and len(t) > len(typed) for t in texts)
-        return self.partial.startswith(typed) or typed.startswith(self.partial)
+        partial = trim_start(self.partial, self.ctx.line_prefix)
+        return partial.startswith(typed) or typed.startswith(partial)
 
     async def rests_after(self, typed: str) -> list[str] | None:
         """The generation's texts after `typed`, once it has finished; None as soon as it cannot give any (it
@@ -105,7 +109,9 @@ class InflightGenerations:
 
     def __init__(self) -> None:
         self._flights: dict[str, Flight] = {}
-        self.joined = 0
+        #: Requests served by a user generation they joined (one that then produced something else, so that the
+        #: request asked the model afresh, does not count).
+        self.reused = 0
 
     def start(self, ctx: CursorContext, invoked: bool, compute: Compute) -> Flight:
         flight = Flight(ctx, invoked=invoked).start(compute)

@@ -66,8 +66,6 @@ class Speculation:
             return None
         flight, typed = found
         flight.waiters += 1
-        if not flight.speculative:
-            self.inflight.joined += 1
         return Join(self, flight, ctx, typed)
 
     async def model_call(self, ctx: CursorContext, invoked: bool) -> list[Suggestion]:
@@ -178,7 +176,7 @@ class Speculation:
 
     def stats(self) -> dict[str, Any]:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}
-        out["reused_inflight"] = self.inflight.joined
+        out["reused_inflight"] = self.inflight.reused
         out["speculation_events"] = [list(e) for e in self.prefetcher.events]
         return out
 
@@ -213,6 +211,8 @@ class Join:
             # a shown suggestion is; a prefetched next line stays whole.
             suggestions = service.finish(rests, ctx, "prefetch" if flight.speculative else "in-flight")
             if suggestions:
+                if not flight.speculative:
+                    self._owner.inflight.reused += 1
                 return suggestions
         return await self._owner.model_call(ctx, False)
 

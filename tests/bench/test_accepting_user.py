@@ -32,9 +32,9 @@ def test_enter_and_the_indentation_after_it_are_one_keystroke():
 
 def test_summary():
     run = AcceptRun(variant="ours", settings={}, actions=10, typed_keystrokes=8, region_chars=40, accepted_chars=10)
-    run.requests = [AcceptRequest("f", 1, 0.0, answered=0.2, text="abc", shown=True),
-                    AcceptRequest("f", 2, 1.0, answered=1.1, text="x", shown=True, wrong=True),
-                    AcceptRequest("f", 3, 2.0, answered=2.5)]
+    run.requests = [AcceptRequest(file="f", version=1, sent=0.0, answered=0.2, text="abc", shown=True),
+                    AcceptRequest(file="f", version=2, sent=1.0, answered=1.1, text="x", shown=True, wrong=True),
+                    AcceptRequest(file="f", version=3, sent=2.0, answered=2.5)]
     run.accepts = [AcceptRecord("f", 3.0, 8, True, next_latency_ms=20.0, next_shown=True),
                    AcceptRecord("f", 4.0, 2, False, next_latency_ms=5.0, next_shown=True)]
     summary = summarise_accepting(run)

@@ -65,6 +65,21 @@ def remote_options(base_url: str, **extra: Any) -> dict[str, Any]:
             "request_timeout": 3600.0, **extra}
 
 
+async def start_remote_session(client: LanguageClient, base_url: str, **settings: Any) -> None:
+    """Initialize the server against the session's llama-server (`remote_options` plus `settings`), utf-16, and
+    wait until it is ready."""
+    record_status(client)
+    await client.initialize_session(types.InitializeParams(
+        capabilities=capabilities(["utf-16"]), initialization_options=remote_options(base_url, **settings)))
+    await wait_status(client, "ready")
+
+
+async def stats(client: LanguageClient) -> dict[str, Any]:
+    """The server's counters (`infill/stats`)."""
+    result = await client.protocol.send_request_async("infill/stats", {})
+    return result if isinstance(result, dict) else result._asdict()
+
+
 async def wait_status(client: LanguageClient, kind: str, timeout: float = 60.0) -> dict[str, Any]:
     seen = client.infill_status  # type: ignore[attr-defined]
     deadline = asyncio.get_running_loop().time() + timeout
@@ -116,14 +131,28 @@ def edit(client: LanguageClient, uri: str, version: int, line: int, character: i
 async def wait_generating(base_url: str, min_decoded: int, pending: asyncio.Future | None = None) -> int | None:
     """Id of the llama-server slot that is generating, once it has produced `min_decoded` tokens; None when
     `pending` was answered first (a round the test missed)."""
-    async with httpx.AsyncClient(base_url=base_url, timeout=5.0) as http:
+    slot = await generating_slot(base_url, min_decoded, pending)
+    return None if slot is None else slot["id"]
+
+
+async def generating_slot(base_url: str, min_decoded: int, pending: asyncio.Future | None = None,
+                          after_task: int = -1) -> dict[str, Any] | None:
+    """llama-server's /slots entry of the slot that is generating (a task later than `after_task`), once it has
+    produced `min_decoded` tokens (with the test fixture's LLAMA_SERVER_SLOTS_DEBUG, `generated` holds its text so
+    far); None when `pending` was answered first (a round the test missed)."""
+    async with httpx.AsyncClient(base_url=base_url, timeout=5.0, trust_env=False) as http:
         end = asyncio.get_running_loop().time() + 30  # safety net only, not a speed assertion
         while asyncio.get_running_loop().time() < end:
             for slot in (await http.get("/slots")).json():
-                decoded = (slot.get("next_token") or [{}])[0].get("n_decoded", 0)
-                if slot.get("is_processing") and decoded >= min_decoded:
-                    return slot["id"]
+                if slot.get("is_processing") and n_decoded(slot) >= min_decoded \
+                        and slot.get("id_task", -1) > after_task:
+                    return slot
             if pending is not None and pending.done():
                 return None
             await asyncio.sleep(0.005)
     raise AssertionError("llama-server never started generating")
+
+
+def n_decoded(slot: dict[str, Any]) -> int:
+    """Tokens the slot's running generation has produced so far, from its /slots entry (0 once it has ended)."""
+    return int((slot.get("next_token") or [{}])[0].get("n_decoded", 0))

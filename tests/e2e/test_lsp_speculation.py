@@ -10,7 +10,6 @@ server's own events (`infill/stats`) and llama-server's /metrics, never by timin
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import httpx
 import pytest
@@ -21,14 +20,12 @@ from pytest_lsp import LanguageClient
 from tests.fixtures.llama import predicted_tokens_when_idle
 
 from .lsp_support import (
-    capabilities,
     config,
     edit,
     inline_params,
     open_doc,
-    record_status,
-    remote_options,
-    wait_status,
+    start_remote_session,
+    stats,
 )
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.asyncio(loop_scope="module")]
@@ -43,17 +40,9 @@ ROUNDS = 4
 
 @pytest_lsp.fixture(scope="module", config=config())
 async def client(lsp_client: LanguageClient, llama_server: str):
-    record_status(lsp_client)
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=capabilities(["utf-16"]), initialization_options=remote_options(llama_server, **SETTINGS)))
-    await wait_status(lsp_client, "ready")
+    await start_remote_session(lsp_client, llama_server, **SETTINGS)
     yield
     await lsp_client.shutdown_session()
-
-
-async def stats(client: LanguageClient) -> dict[str, Any]:
-    result = await client.protocol.send_request_async("infill/stats", {})
-    return result if isinstance(result, dict) else result._asdict()
 
 
 async def shown_with_prefetch(client: LanguageClient, base_url: str, n: int) -> tuple[str, str, int] | None:

@@ -198,7 +198,31 @@ async def test_typing_what_the_generation_produced_reuses_it():
     assert not engine.calls[0].cancelled  # somebody still waits for the generation
     engine.calls[0].future.set_result("a + b")
     assert [(s.text, s.source) for s in await newer] == [(" b", "in-flight")]
-    assert len(engine.calls) == 1 and spec.inflight.joined == 1
+    assert len(engine.calls) == 1 and spec.inflight.reused == 1
+
+
+async def test_typing_what_the_generation_shows_joins_it_when_the_shown_text_drops_a_leading_space():
+    """After "return " the model's own leading space is not shown (the item would give two spaces): the user who
+    types the item's first characters types what the generation produced, and its rest serves the request."""
+    spec, engine, server = make()
+    older = asyncio.ensure_future(spec.model_call(ctx_after(server, ""), False))
+    await until(lambda: engine.calls)
+    engine.calls[0].on_text(" a + b")
+    join = spec.join(ctx_after(server, "a"), invoked=False)
+    assert join is not None
+    newer = asyncio.ensure_future(join())
+    older.cancel()
+    await until(older.done)
+    engine.calls[0].future.set_result(" a + b")
+    assert [(s.text, s.source) for s in await newer] == [(" + b", "in-flight")]
+    assert len(engine.calls) == 1 and spec.inflight.reused == 1
+    # Typing the space itself is not typing what is shown ("return  a"): no waiting for this generation.
+    again = asyncio.ensure_future(spec.model_call(ctx_after(server, ""), False))
+    await until(lambda: len(engine.calls) == 2)
+    engine.calls[1].on_text(" a + b")
+    assert spec.join(ctx_after(server, " a"), invoked=False) is None
+    engine.calls[1].future.set_result(" a + b")
+    await again
 
 
 async def test_a_generation_that_contradicts_the_typing_is_dropped_for_a_fresh_one():
@@ -218,6 +242,7 @@ async def test_a_generation_that_contradicts_the_typing_is_dropped_for_a_fresh_o
     assert engine.calls[1].request.prefix.endswith("return a ")
     engine.calls[1].future.set_result("+ b")
     assert [(s.text, s.source) for s in await newer] == [("+ b", "model")]
+    assert spec.inflight.reused == 0  # joined, but served by a model call of its own
     assert spec.join(ctx_after(server, "a "), invoked=True) is None  # an invoked request never joins
 
 
