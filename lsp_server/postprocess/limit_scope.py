@@ -15,8 +15,9 @@ _CLOSER = re.compile(r"[)\]}]|end\b|</")
 _REOPENER = re.compile(r"(?:else|elif|except|finally|catch|rescue|ensure)\b")
 
 
-def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool] | None:
-    """(indent limit, whether one closing line below the limit may be kept), or None when there is no reference."""
+def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool, bool] | None:
+    """(indent limit, whether one closing line below the limit may be kept, whether lines that close and reopen the
+    block may), or None when there is no reference."""
     reference = next((line for line in reversed(ctx.prefix_lines) if not is_blank(line)), None)
     first_in_item = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
     if reference is None or first_in_item is None:
@@ -36,10 +37,11 @@ def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tupl
         # item's own first line sets the level: the cut simulation found blocks written after a deeper line cut to
         # their first lines when the line above set it).
         limit = item_indent
-    if ctx.next_line is not None:
-        # A closing line belongs to the item only when the code after it is outside the block too.
-        allow_closing = allow_closing and indent_width(ctx.next_line) < limit
-    return limit, allow_closing
+    # A closing or reopening line belongs to the item only when the code after the cursor is outside the block too:
+    # when that code goes on inside the block, the hole ends inside it (HumanEval: a prefix-only model finished the
+    # `elif` body at the cursor and wrote a second `elif c == ')':` above the rest of the first one's body).
+    block_ends_here = ctx.next_line is None or indent_width(ctx.next_line) < limit
+    return limit, allow_closing and block_ends_here, block_ends_here
 
 
 def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
@@ -54,7 +56,7 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
     scope = _scope(lines, detect, ctx)
     if scope is None:
         return text
-    limit, allow_closing = scope
+    limit, allow_closing, allow_reopening = scope
     index = 1
     reopened: set[int] = set()  # lines kept only because they close and reopen (`} else {`)
     while index < len(lines):
@@ -63,7 +65,7 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
             index += 1
             continue
         closer = _CLOSER.match(line.strip()) is not None
-        if is_block_closing(detect, index) and is_block_opening(detect, index) and (
+        if allow_reopening and is_block_closing(detect, index) and is_block_opening(detect, index) and (
                 closer or _REOPENER.match(line.strip())):
             reopened.add(index)
             index += 1

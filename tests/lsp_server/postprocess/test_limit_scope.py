@@ -54,3 +54,18 @@ def test_reopening_line_without_its_body_is_not_left_dangling():
 def test_comma_continues_a_list_at_the_same_indentation():
     c = ctx("point = {\n    'x': ║\n}\n")
     assert limit_scope("1,\n    'y': 2,\n}\nprint(point)", c) == "1,\n    'y': 2,"
+
+
+def test_reopening_line_cut_when_code_after_is_inside_the_block():
+    # HumanEval/1: the cursor ends an `elif` body whose code goes on below the blank line; a second `elif` written
+    # there would swallow that code.
+    c = ctx("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n        d -= 1\n║\n\n        if d == 0:\n"
+            "            r.append(c)\n")
+    item = "        cur.append(c)\n    elif c == ')':\n        d -= 1"
+    assert limit_scope(item, c) == "        cur.append(c)"
+
+
+def test_reopening_line_kept_when_code_after_is_outside_the_block():
+    c = ctx("def f(x):\n    if x:\n        a()\n║\n    return 1\n")
+    item = "        b()\n    else:\n        c()"
+    assert limit_scope(item, c) == item
