@@ -131,12 +131,17 @@ def request_stop_words(mode: LineMode, suffix: str, sees_suffix: bool) -> tuple[
     return tuple(words)
 
 
+def rejoined(stop_reason: StopReason, stop_word: str | None, suffix: str) -> bool:
+    """The model reached the code below the cursor: it stopped at the rejoin stop word."""
+    return stop_reason is StopReason.STOP_WORD and stop_word is not None and stop_word == rejoin_stop_word(suffix)
+
+
 def model_ended(stop_reason: StopReason, stop_word: str | None, sees_suffix: bool, suffix: str) -> bool:
     """Whether the text is the model's whole answer: a model that saw the suffix and ended by itself, or any model
     that reached the code below (the rejoin stop word). A prefix-only model's end token is not trusted: it does not
     know where the hole ends."""
     if stop_reason is StopReason.STOP_WORD:
-        return stop_word is not None and stop_word == rejoin_stop_word(suffix)
+        return rejoined(stop_reason, stop_word, suffix)
     return sees_suffix and stop_reason in (StopReason.END_OF_STREAM, StopReason.END_SENTINEL)
 
 
@@ -192,6 +197,9 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
     closed = False  # the statement's block was closed (`}`)
     body_below = one_statement and below is not None and _width(below) > base
+    # The last line kept: after a comma, a line at the statement's indentation is the next item of the list or call
+    # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
+    previous = lines[first]
     header = _opens_block(lines[first])
     for index in range(first + 1, len(lines)):
         line = lines[index]
@@ -207,8 +215,10 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         elif one_statement:
             if closed or width < base:
                 break
-            if width == base and not (depth > 0 or _CONTINUES.match(stripped)):
+            sibling = previous.rstrip().endswith(",")
+            if width == base and not (depth > 0 or sibling or _CONTINUES.match(stripped)):
                 break
+        previous = line
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
         header = _opens_block(line)

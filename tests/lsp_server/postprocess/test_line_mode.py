@@ -51,6 +51,11 @@ SITUATIONS = [
     ("x = 1\n║\ndef g():\n    pass\n", "python", "statement",
      "def f():\n    return 1\n\ndef h():\n    pass", "def f():\n    return 1"),
     ("if (a) {\n\t\tb();\n\t\t║\n\t\tc();\n}", "c", "statement", "d();\n\t\te();", "d();"),
+    # ... in a list: after a comma, the next line at the statement's indentation is the next item (HumanEval)
+    ("names = {\n    3: \"Three\",\n    ║\n    9: \"Nine\",\n}\n", "python", "statement",
+     '4: "Four",\n    5: "Five",\n}\nx = 1', '4: "Four",\n    5: "Five",'),
+    ("names = {\n    3: \"Three\",\n    ║\n    9: \"Nine\",\n}\n", "python", "statement",
+     '4: "Four"\n    x = 1', '4: "Four"'),
     # where a block is missing: everything (the scope filter limits it later)
     ("def f():\n    ║\n", "python", "block", "x = 1\n    return x", "x = 1\n    return x"),
     ("def f():\n    x = 1\n    ║\ndef g():\n", "python", "block", "y = 2\n    return y", "y = 2\n    return y"),
