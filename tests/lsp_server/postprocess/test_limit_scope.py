@@ -59,8 +59,8 @@ def test_comma_continues_a_list_at_the_same_indentation():
 def test_reopening_line_cut_when_code_after_is_inside_the_block():
     # HumanEval/1: the cursor ends an `elif` body whose code goes on below the blank line; a second `elif` written
     # there would swallow that code.
-    c = ctx("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n        d -= 1\n║\n\n        if d == 0:\n"
-            "            r.append(c)\n")
+    c = ctx("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n        d -= 1\n║\n\n"
+            "        if d == 0:\n            r.append(c)\n")
     item = "        cur.append(c)\n    elif c == ')':\n        d -= 1"
     assert limit_scope(item, c) == "        cur.append(c)"
 
