@@ -167,15 +167,6 @@ class Engine:
             return None
 
     @property
-    def speculative_slot(self) -> int | None:
-        """The llama-server slot kept for speculative requests: the last one of Infill's own server when it has
-        more than one (`local.parallel`), so that they never take the slot holding the user's prompt cache."""
-        if self._local is None:
-            return None
-        parallel = self._local.supervisor.settings.parallel
-        return parallel - 1 if parallel >= 2 else None
-
-    @property
     def generation(self):
         return self._generation
 

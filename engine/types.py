@@ -32,9 +32,11 @@ class CompletionOptions:
     #: After this many milliseconds of generation the completion ends at the next line break, so a suggestion
     #: arrives within a bound (llama-server's `t_max_predict_ms`, and a client-side cut for every backend).
     time_budget_ms: int | None = None
-    #: llama-server slot to run on (speculative requests keep their own so they do not evict the user's prompt
-    #: cache); None lets the server choose. Other backends ignore it.
+    #: llama-server slot to run on; None: Infill's own server chooses one (`engine.local.slots`), another
+    #: llama-server chooses itself. Other backends ignore it.
     slot: int | None = None
+    #: A guess made ahead of the user (the prefetch): on Infill's own server it never evicts the user's prompt cache.
+    speculative: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \

@@ -195,8 +195,8 @@ class CompletionService:
         }
         if several:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
-        if speculative and self.engine is not None:
-            kwargs["slot"] = self.engine.speculative_slot
+        if speculative:
+            kwargs["speculative"] = True
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:

@@ -8,8 +8,9 @@ Rules, because a guess must never cost the user anything:
 - at most one in flight; a newer one replaces it;
 - cancelled as soon as the document leaves the path to the accepted state (typing the suggestion's own characters
   stays on it);
-- on its own llama-server slot where `-np` allows (`Engine.speculative_slot`), so it does not evict the prompt
-  cache of the slot serving the user;
+- on Infill's own llama-server it never evicts the user's prompt cache: it runs on the user's slot only when it
+  continues the prompt held there (the accepted state usually does), else on a slot of its own
+  (`engine.local.slots`);
 - its result only fills the cache: it never becomes the document's shown suggestion.
 
 It is triggered by `textDocument/didShowCompletion` or, for a client that has not reported showing anything, when

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import Any, AsyncGenerator
+from typing import TYPE_CHECKING, Any, AsyncGenerator
 
 import httpx
 
@@ -22,6 +22,9 @@ from ..config import HttpSettings
 from ..errors import BackendError
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
 from . import http as http_util
+
+if TYPE_CHECKING:  # only Infill's own server has a router; a remote backend never loads engine.local
+    from ..local.slots import SlotRouter
 
 VENDOR = "llama.cpp"
 #: llama.cpp's embedding models misbehave (or fail) on inputs this short, so they are padded.
@@ -78,6 +81,14 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
     return body
 
 
+def routing_key(prompt: Prompt, use_infill: bool) -> str:
+    """The text a slot's cache is matched on: the prompt, or for `/infill` its context and prefix (the order in
+    which llama-server puts them before the suffix)."""
+    if not use_infill:
+        return prompt.text
+    return "".join(f"{s.filename}\n{s.text}\n" for s in prompt.context) + prompt.prefix
+
+
 def fill_stats(stats: GenerationStats | None, event: dict) -> None:
     """Copy the last event's token counts and timings into `stats`."""
     if stats is None:
@@ -130,30 +141,53 @@ class LlamaCppCompletion(LlamaCppHttp):
         #: `/infill` takes other files' snippets as `input_extra`, not in the prompt text.
         self.native_context = use_infill
 
+    #: Infill's own server pins each request to a slot (`engine.local.slots`); None: llama-server chooses.
+    router: SlotRouter | None = None
+
     @property
     def path(self) -> str:
         return "/infill" if self.use_infill else "/completion"
 
+    def _pin(self, body: dict[str, Any], prompt: Prompt, options: CompletionOptions) -> int | None:
+        """Choose the request's slot (sets `id_slot`) and mark it busy; the caller ends it. None: not pinned."""
+        if self.router is None:
+            return None
+        key = routing_key(prompt, self.use_infill)
+        slot = options.slot if options.slot is not None else self.router.choose(key, options.speculative)
+        body["id_slot"] = slot
+        self.router.begin(slot, key)
+        return slot
+
     async def generate(self, prompt: Prompt, options: CompletionOptions,
                        stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
         path = self.path
-        events = self.stream_json(path, completion_body(prompt, options, self.use_infill), end_key="stop")
-        async with contextlib.aclosing(events):
-            async for event in events:
-                last = event.get("stop") is True
-                (fill_stats if last else note_progress)(stats, event)
-                text = event_text(event, path)
-                if text:
-                    yield text
-                if last:
-                    return
-
+        body = completion_body(prompt, options, self.use_infill)
+        slot = self._pin(body, prompt, options)
+        try:
+            events = self.stream_json(path, body, end_key="stop")
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    last = event.get("stop") is True
+                    (fill_stats if last else note_progress)(stats, event)
+                    text = event_text(event, path)
+                    if text:
+                        yield text
+                    if last:
+                        return
+        finally:
+            if slot is not None and self.router is not None:
+                self.router.end(slot)
 
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle)."""
         body = completion_body(prompt, CompletionOptions(max_decoding_tokens=1, seed=0), self.use_infill)
         body.update(n_predict=0, stream=False)
-        await self.post_json(self.path, body)
+        slot = self._pin(body, prompt, CompletionOptions(max_decoding_tokens=1, seed=0))
+        try:
+            await self.post_json(self.path, body)
+        finally:
+            if slot is not None and self.router is not None:
+                self.router.end(slot)
 
     async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
                                stats: GenerationStats | None = None) -> list[str]:
@@ -166,6 +200,11 @@ class LlamaCppCompletion(LlamaCppHttp):
         if not all(isinstance(r, dict) for r in results):
             raise BackendError(VENDOR, f"{self.path}: malformed reply to n_cmpl", None, json.dumps(reply)[:200])
         results.sort(key=lambda r: r.get("index", 0) if isinstance(r.get("index"), int) else 0)
+        if self.router is not None:  # not pinned (the choices need several slots): note where they ran
+            key = routing_key(prompt, self.use_infill)
+            for result in results:
+                if isinstance(result.get("id_slot"), int):
+                    self.router.note(result["id_slot"], key)
         if results:
             fill_stats(stats, results[0])
         return [event_text(r, self.path) for r in results]

@@ -23,6 +23,7 @@ from ..models import ResolvedModel, resolve_model
 from ..prompt import PromptTemplate
 from ..types import StatusCallback, StatusEvent
 from .binary import require_llama_server
+from .slots import SlotRouter
 from .supervisor import LlamaServerSupervisor
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
     def __init__(self, server: "LocalServer", use_infill: bool):
         self._server = server
         super().__init__(server.endpoint, use_infill=use_infill, http=LOCAL_HTTP)
+        self.router = server.slot_router
 
 
 class LocalChat(_LocalEndpoint, LlamaCppChat):
@@ -99,6 +101,8 @@ class LocalServer:
         self.has_fim = False
         self._tokenizer: LocalTokenizer | None = None
         self._closed = False
+        #: Infill is this server's only client: it chooses the slot of each completion (see engine.local.slots).
+        self.slot_router = SlotRouter(supervisor.settings.parallel)
 
     @property
     def endpoint(self) -> str:

@@ -378,3 +378,29 @@ async def test_token_counts_known_when_the_consumer_stops_early(llama_server):
     assert 3 <= stats.generated_tokens < OPTIONS.max_decoding_tokens
     assert stats.prompt_tokens and stats.prompt_tokens > 0
     assert not stats.timings  # the final event (with timings) was never read
+
+
+async def test_infills_own_server_pins_each_request_to_a_slot_and_frees_it():
+    """With a slot router (Infill's own server) every body names `id_slot`; the stream's slot counts as open only
+    while it is read."""
+    from engine.local.slots import SlotRouter
+
+    bodies: list[dict] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return sse_response(sse({"content": "x", "stop": False}, FINAL))
+
+    async with mock_client(handler) as client:
+        stream = LlamaCppCompletion("http://127.0.0.1:1", client=client)
+        assert await generate_sync(stream, PROMPT, OPTIONS) == "x"
+        assert "id_slot" not in bodies[-1]  # a user's llama-server chooses itself
+        stream.router = SlotRouter(2)
+        await generate_sync(stream, PROMPT, OPTIONS)
+        first = bodies[-1]["id_slot"]
+        assert stream.router.open == [0, 0] and stream.router.texts[first] == PROMPT.text
+        await generate_sync(stream, PROMPT, OPTIONS)
+        assert bodies[-1]["id_slot"] == first
+        guess = Prompt(text="unrelated", prefix="unrelated")
+        await generate_sync(stream, guess, CompletionOptions(max_decoding_tokens=8, speculative=True))
+        assert bodies[-1]["id_slot"] == 1 - first == 1

@@ -42,8 +42,6 @@ class ScriptedEngine:
     async def complete_choices(self, request, options, count, ready_timeout=120.0):
         return None  # no choices from one prefill: the service makes separate requests
 
-    speculative_slot = None
-
     async def close(self) -> None:
         self.closed += 1
 

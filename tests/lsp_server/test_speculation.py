@@ -39,7 +39,6 @@ class ScriptedEngine:
 
     log: list[tuple[str, str]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
-    speculative_slot: int | None = 1
 
     async def start(self) -> None:
         pass
@@ -51,7 +50,7 @@ class ScriptedEngine:
                        deadline: float | None = None, on_text: Callable[[str], None] | None = None) -> Completion:
         call = Call(request, options, on_text, asyncio.get_running_loop().create_future())
         self.calls.append(call)
-        kind = "speculative" if options.slot is not None else "user"
+        kind = "speculative" if options.speculative else "user"
         self.log.append((f"engine-start-{kind}", request.prefix[CURSOR:]))
         try:
             text = await call.future
@@ -94,13 +93,13 @@ async def until(condition: Callable[[], bool]) -> None:
     raise AssertionError("the condition never held")
 
 
-async def test_prefetch_runs_on_its_own_slot_for_the_accepted_state_and_fills_the_cache():
+async def test_prefetch_is_speculative_for_the_accepted_state_and_fills_the_cache():
     spec, engine, server = make()
     ctx = ctx_after(server, "")
     spec.answered(ctx, [Suggestion("a + b")])  # a client that does not report showing: prefetch on the answer
     await until(lambda: engine.calls)
     call = engine.calls[0]
-    assert call.request.prefix == TEXT[:CURSOR] + "a + b" and call.options.slot == 1
+    assert call.request.prefix == TEXT[:CURSOR] + "a + b" and call.options.speculative
     call.future.set_result("  # the sum")
     await until(lambda: spec.prefetcher.stats.completed == 1)
     accepted = ctx_after(server, "a + b")  # Tab
