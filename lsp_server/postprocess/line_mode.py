@@ -94,6 +94,11 @@ def decide(policy: MultilinePolicy, language: str, prefix: str, suffix: str, lin
     return "block" if by_syntax else "line"
 
 
+#: A longer line below (minified code, a long literal) makes no rejoin stop word: a model rarely writes it again
+#: exactly, and stop words are bounded (engine.validation.MAX_STOP_WORD_CHARS).
+MAX_REJOIN_CHARS = 200
+
+
 def rejoin_stop_word(suffix: str) -> str | None:
     """"\\n" + the next line of code below the cursor (indentation included) + "\\n": a model that writes that line
     has finished the hole and goes on with code the user already has. The closing "\\n" keeps `return x` from
@@ -104,13 +109,17 @@ def rejoin_stop_word(suffix: str) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.strip()), None)
     if start is None:
         return None
+    if len(lines[start]) + 2 > MAX_REJOIN_CHARS:
+        return None
     end = start + 1
     words = len(_WORDS.findall(lines[start]))
     if words < 2:  # a line code repeats often: take the next lines of code too, up to three words or three lines
         taken = 1
+        size = len(lines[start]) + 2
         for i in range(start + 1, len(lines)):
-            if taken >= 3 or words >= 3:
+            if taken >= 3 or words >= 3 or size + len(lines[i]) + 1 > MAX_REJOIN_CHARS:
                 break
+            size += len(lines[i]) + 1
             if lines[i].strip():
                 words += len(_WORDS.findall(lines[i]))
                 taken += 1

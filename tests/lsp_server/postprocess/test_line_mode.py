@@ -119,3 +119,10 @@ def test_rejoin_word_is_the_next_line_of_code():
 ])
 def test_model_ended(reason, word, sees_suffix, expected):
     assert model_ended(reason, word, sees_suffix, "\n    return x.y\n") is expected
+
+
+def test_a_long_line_below_makes_no_rejoin_word():
+    long_line = "    data = [" + ", ".join(str(i) for i in range(200)) + "]"
+    assert rejoin_stop_word("\n" + long_line + "\n") is None
+    # a short line that takes the next lines with it stops before the long one
+    assert rejoin_stop_word("\n    x = 1\n" + long_line + "\n") == "\n    x = 1\n"
