@@ -94,6 +94,11 @@ def decide(policy: MultilinePolicy, language: str, prefix: str, suffix: str, lin
     return "block" if by_syntax else "line"
 
 
+#: A longer line below (minified code, a long literal) makes no rejoin stop word: a model rarely writes it again
+#: exactly, and stop words are bounded (engine.validation.MAX_STOP_WORD_CHARS).
+MAX_REJOIN_CHARS = 200
+
+
 def rejoin_stop_word(suffix: str) -> str | None:
     """"\\n" + the next line of code below the cursor (indentation included) + "\\n": a model that writes that line
     has finished the hole and goes on with code the user already has. The closing "\\n" keeps `return x` from
@@ -104,13 +109,17 @@ def rejoin_stop_word(suffix: str) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.strip()), None)
     if start is None:
         return None
+    if len(lines[start]) + 2 > MAX_REJOIN_CHARS:
+        return None
     end = start + 1
     words = len(_WORDS.findall(lines[start]))
     if words < 2:  # a line code repeats often: take the next lines of code too, up to three words or three lines
         taken = 1
+        size = len(lines[start]) + 2
         for i in range(start + 1, len(lines)):
-            if taken >= 3 or words >= 3:
+            if taken >= 3 or words >= 3 or size + len(lines[i]) + 1 > MAX_REJOIN_CHARS:
                 break
+            size += len(lines[i]) + 1
             if lines[i].strip():
                 words += len(_WORDS.findall(lines[i]))
                 taken += 1
@@ -201,6 +210,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
+    clause = False  # a clause of the enclosing statement was taken: no second one
     for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
@@ -213,11 +223,17 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
                 break
             allowed = width
         elif one_statement:
-            if closed or width < base:
-                break
-            sibling = previous.rstrip().endswith(",")
-            if width == base and not (depth > 0 or sibling or _CONTINUES.match(stripped)):
-                break
+            if width < base:
+                if closed or clause or not _next_clause(stripped, width, below):
+                    break
+                clause = True  # the enclosing statement's next clause, with its body (HumanEval multi-line)
+                base = allowed = width
+            else:
+                if closed:
+                    break
+                sibling = previous.rstrip().endswith(",")
+                if width == base and not (depth > 0 or sibling or (_CONTINUES.match(stripped) and not clause)):
+                    break
         previous = line
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
@@ -230,6 +246,16 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
     return "\n".join(lines[:kept]).rstrip()
+
+
+def _next_clause(stripped: str, width: int, below: str | None) -> bool:
+    """`else:`, `elif x:`, `} else {`, `except E:` written one level out of the statement's block: the enclosing
+    statement's next clause. Only where the code below the cursor is back at that level or shallower and does not
+    carry the statement on itself: code of the statement's own block below would end up inside the new clause
+    (HumanEval/1), and a clause below means the chain goes on there already."""
+    if below is None or not (_CONTINUES.match(stripped) and _opens_block(stripped)):
+        return False
+    return _width(below) <= width and not _CONTINUES.match(below.strip())
 
 
 def _opens_block(line: str) -> bool:
