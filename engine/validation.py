@@ -19,6 +19,11 @@ class InvalidValue(ValueError):
         super().__init__(f"{key} {problem}")
 
 
+#: The streaming matcher (engine/decoding.py) nests one regex group per character of a stop word: a word of several
+#: hundred characters would exceed Python's recursion limit while it is built. No real stop word comes near this.
+MAX_STOP_WORD_CHARS = 256
+
+
 def check_stop_words(value: Any, key: str = "stop_words") -> tuple[str, ...]:
     """`value` as a tuple; InvalidValue naming `key` unless it is a collection of non-empty strings.
 
@@ -34,6 +39,8 @@ def check_stop_words(value: Any, key: str = "stop_words") -> tuple[str, ...]:
             raise InvalidValue(f"{key}[{i}]", f"must be a string, got {word!r}")
         if word == "":
             raise InvalidValue(f"{key}[{i}]", "must not be empty")
+        if len(word) > MAX_STOP_WORD_CHARS:
+            raise InvalidValue(f"{key}[{i}]", f"is {len(word)} characters long; at most {MAX_STOP_WORD_CHARS}")
     return words
 
 

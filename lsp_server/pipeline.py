@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
@@ -41,19 +42,32 @@ class Suggestion:
 
 
 class Postprocessor:
-    """The post-processing steps (lsp_server/postprocess) applied to a cursor context."""
+    """The post-processing steps (lsp_server/postprocess) applied to a cursor context.
+
+    It remembers which cached items were written up to the code below the cursor (`rejoined`), keyed by the item
+    and that code, because the scope filter runs after the cache, on every showing."""
+
+    REMEMBERED = 64
+
+    def __init__(self) -> None:
+        self._rejoined: deque[tuple[str, str | None]] = deque(maxlen=self.REMEMBERED)
 
     @staticmethod
-    def _ctx(ctx: CursorContext, model_ended: bool = False) -> postprocess.PostprocessContext:
+    def _ctx(ctx: CursorContext, model_ended: bool = False, rejoined: bool = False) -> postprocess.PostprocessContext:
         return postprocess.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                               indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
-                                              model_ended=model_ended)
+                                              model_ended=model_ended, rejoined=rejoined)
 
-    def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False) -> str | None:
-        return postprocess.before_cache(text, self._ctx(ctx, model_ended))
+    def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False,
+                     rejoined: bool = False) -> str | None:
+        kept = postprocess.before_cache(text, self._ctx(ctx, model_ended or rejoined))
+        if kept and rejoined:
+            self._rejoined.append((kept, line_mode.rejoin_stop_word(ctx.suffix)))
+        return kept
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
-        return postprocess.after_cache(text, self._ctx(ctx))
+        rejoined = (text, line_mode.rejoin_stop_word(ctx.suffix)) in self._rejoined
+        return postprocess.after_cache(text, self._ctx(ctx, rejoined=rejoined))
 
     def replace_chars(self, text: str, ctx: CursorContext) -> int:
         return max(0, min(len(ctx.line_rest), int(postprocess.replace_range_end(text, self._ctx(ctx)))))
@@ -242,7 +256,8 @@ class CompletionService:
         for completion in completions:
             ended = line_mode.model_ended(completion.stop_reason, completion.stop_word, completion.saw_suffix,
                                           ctx.suffix)
-            kept = self.post.before_cache(completion.text, ctx, ended)
+            rejoined = line_mode.rejoined(completion.stop_reason, completion.stop_word, ctx.suffix)
+            kept = self.post.before_cache(completion.text, ctx, ended, rejoined)
             log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
                       completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
                       show_text(kept, debug) if kept is not None else "dropped")

@@ -32,6 +32,9 @@ class PostprocessContext:
     #: The model ended the text itself (it saw the suffix and stopped, or it reached the code below the cursor):
     #: the situation's cut does not apply, only the scope and junk filters.
     model_ended: bool = False
+    #: The model went on to write the next line of code below the cursor (the rejoin stop word): the text before it
+    #: is exactly the hole, so the scope filter keeps it whole too (HumanEval multi-line holes leave nested blocks).
+    rejoined: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.indent_unit, str) or not (

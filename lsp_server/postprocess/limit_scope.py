@@ -15,8 +15,9 @@ _CLOSER = re.compile(r"[)\]}]|end\b|</")
 _REOPENER = re.compile(r"(?:else|elif|except|finally|catch|rescue|ensure)\b")
 
 
-def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool] | None:
-    """(indent limit, whether one closing line below the limit may be kept), or None when there is no reference."""
+def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tuple[int, bool, bool] | None:
+    """(indent limit, whether one closing line below the limit may be kept, whether lines that close and reopen the
+    block may), or None when there is no reference."""
     reference = next((line for line in reversed(ctx.prefix_lines) if not is_blank(line)), None)
     first_in_item = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
     if reference is None or first_in_item is None:
@@ -36,25 +37,38 @@ def _scope(lines: list[str], detect: list[str], ctx: PostprocessContext) -> tupl
         # item's own first line sets the level: the cut simulation found blocks written after a deeper line cut to
         # their first lines when the line above set it).
         limit = item_indent
-    if ctx.next_line is not None:
-        # A closing line belongs to the item only when the code after it is outside the block too.
-        allow_closing = allow_closing and indent_width(ctx.next_line) < limit
-    return limit, allow_closing
+    # A closing or reopening line belongs to the item only when the code after the cursor is outside the block too:
+    # when that code goes on inside the block, the hole ends inside it (HumanEval: a prefix-only model finished the
+    # `elif` body at the cursor and wrote a second `elif c == ')':` above the rest of the first one's body). A
+    # reopener that ends the item, above code deeper than itself, is the exception (`_opens_the_code_below`).
+    block_ends_here = ctx.next_line is None or indent_width(ctx.next_line) < limit
+    return limit, allow_closing and block_ends_here, block_ends_here
+
+
+def _opens_the_code_below(lines: list[str], index: int, ctx: PostprocessContext) -> bool:
+    """The reopener at `index` is the item's last line and the code below the cursor is deeper: that code is its
+    body (HumanEval multi-line: `...append("C")` + `elif gpa > 1.3:` above the `elif`'s existing body)."""
+    if ctx.next_line is None or any(not is_blank(line) for line in lines[index + 1:]):
+        return False
+    stripped = lines[index].strip()
+    opens = _REOPENER.match(stripped) is not None or stripped.endswith("{")  # not a bare `}`
+    return opens and indent_width(ctx.next_line) > indent_width(lines[index])
 
 
 def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
     """A model that has finished the block at the cursor keeps writing the next function, the next test, the rest of
     the file. Cut at the first line indented less than the block being completed, keeping that line when it closes
     the block (`}`) and the code after the cursor does not close it already, and continuing through lines that close
-    and reopen (`} else {`). In Python a dedented line after a blank line starts something new and is never kept."""
+    and reopen (`} else {`). In Python a dedented line after a blank line starts something new and is never kept.
+    An item whose model went on to write the code below the cursor (`ctx.rejoined`) is the whole hole: not cut."""
     lines = text.split("\n")
-    if len(lines) < 2:
+    if len(lines) < 2 or ctx.rejoined:
         return text
     detect = [ctx.line_prefix + lines[0], *lines[1:]]
     scope = _scope(lines, detect, ctx)
     if scope is None:
         return text
-    limit, allow_closing = scope
+    limit, allow_closing, allow_reopening = scope
     index = 1
     reopened: set[int] = set()  # lines kept only because they close and reopen (`} else {`)
     while index < len(lines):
@@ -63,8 +77,9 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
             index += 1
             continue
         closer = _CLOSER.match(line.strip()) is not None
-        if is_block_closing(detect, index) and is_block_opening(detect, index) and (
-                closer or _REOPENER.match(line.strip())):
+        reopener = is_block_closing(detect, index) and (closer or _REOPENER.match(line.strip()) is not None)
+        if reopener and ((allow_reopening and is_block_opening(detect, index))
+                         or _opens_the_code_below(lines, index, ctx)):
             reopened.add(index)
             index += 1
             continue

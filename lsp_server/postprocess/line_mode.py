@@ -94,6 +94,11 @@ def decide(policy: MultilinePolicy, language: str, prefix: str, suffix: str, lin
     return "block" if by_syntax else "line"
 
 
+#: A longer line below (minified code, a long literal) makes no rejoin stop word: a model rarely writes it again
+#: exactly, and stop words are bounded (engine.validation.MAX_STOP_WORD_CHARS).
+MAX_REJOIN_CHARS = 200
+
+
 def rejoin_stop_word(suffix: str) -> str | None:
     """"\\n" + the next line of code below the cursor (indentation included) + "\\n": a model that writes that line
     has finished the hole and goes on with code the user already has. The closing "\\n" keeps `return x` from
@@ -104,13 +109,17 @@ def rejoin_stop_word(suffix: str) -> str | None:
     start = next((i for i, line in enumerate(lines) if line.strip()), None)
     if start is None:
         return None
+    if len(lines[start]) + 2 > MAX_REJOIN_CHARS:
+        return None
     end = start + 1
     words = len(_WORDS.findall(lines[start]))
     if words < 2:  # a line code repeats often: take the next lines of code too, up to three words or three lines
         taken = 1
+        size = len(lines[start]) + 2
         for i in range(start + 1, len(lines)):
-            if taken >= 3 or words >= 3:
+            if taken >= 3 or words >= 3 or size + len(lines[i]) + 1 > MAX_REJOIN_CHARS:
                 break
+            size += len(lines[i]) + 1
             if lines[i].strip():
                 words += len(_WORDS.findall(lines[i]))
                 taken += 1
@@ -131,12 +140,17 @@ def request_stop_words(mode: LineMode, suffix: str, sees_suffix: bool) -> tuple[
     return tuple(words)
 
 
+def rejoined(stop_reason: StopReason, stop_word: str | None, suffix: str) -> bool:
+    """The model reached the code below the cursor: it stopped at the rejoin stop word."""
+    return stop_reason is StopReason.STOP_WORD and stop_word is not None and stop_word == rejoin_stop_word(suffix)
+
+
 def model_ended(stop_reason: StopReason, stop_word: str | None, sees_suffix: bool, suffix: str) -> bool:
     """Whether the text is the model's whole answer: a model that saw the suffix and ended by itself, or any model
     that reached the code below (the rejoin stop word). A prefix-only model's end token is not trusted: it does not
     know where the hole ends."""
     if stop_reason is StopReason.STOP_WORD:
-        return stop_word is not None and stop_word == rejoin_stop_word(suffix)
+        return rejoined(stop_reason, stop_word, suffix)
     return sees_suffix and stop_reason in (StopReason.END_OF_STREAM, StopReason.END_SENTINEL)
 
 
@@ -192,7 +206,11 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
     closed = False  # the statement's block was closed (`}`)
     body_below = one_statement and below is not None and _width(below) > base
+    # The last line kept: after a comma, a line at the statement's indentation is the next item of the list or call
+    # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
+    previous = lines[first]
     header = _opens_block(lines[first])
+    clause = False  # a clause of the enclosing statement was taken: no second one
     for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
@@ -205,10 +223,18 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
                 break
             allowed = width
         elif one_statement:
-            if closed or width < base:
-                break
-            if width == base and not (depth > 0 or _CONTINUES.match(stripped)):
-                break
+            if width < base:
+                if closed or clause or not _next_clause(stripped, width, below):
+                    break
+                clause = True  # the enclosing statement's next clause, with its body (HumanEval multi-line)
+                base = allowed = width
+            else:
+                if closed:
+                    break
+                sibling = previous.rstrip().endswith(",")
+                if width == base and not (depth > 0 or sibling or (_CONTINUES.match(stripped) and not clause)):
+                    break
+        previous = line
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
         header = _opens_block(line)
@@ -220,6 +246,16 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
     return "\n".join(lines[:kept]).rstrip()
+
+
+def _next_clause(stripped: str, width: int, below: str | None) -> bool:
+    """`else:`, `elif x:`, `} else {`, `except E:` written one level out of the statement's block: the enclosing
+    statement's next clause. Only where the code below the cursor is back at that level or shallower and does not
+    carry the statement on itself: code of the statement's own block below would end up inside the new clause
+    (HumanEval/1), and a clause below means the chain goes on there already."""
+    if below is None or not (_CONTINUES.match(stripped) and _opens_block(stripped)):
+        return False
+    return _width(below) <= width and not _CONTINUES.match(below.strip())
 
 
 def _opens_block(line: str) -> bool:

@@ -48,3 +48,9 @@ def test_every_entry_point_uses_the_same_rule():
     with pytest.raises(ConfigError) as info:
         LanguageTable.load({"mylang": {"extra_stop_words": ["ok", ""]}})
     assert info.value.key == "languages.mylang.extra_stop_words[1]"
+
+
+def test_a_stop_word_longer_than_the_matcher_takes_is_refused():
+    with pytest.raises(InvalidValue, match=r"stop_words\[1\].*at most 256"):
+        check_stop_words(["\n", "x" * 257])
+    assert check_stop_words(["y" * 256]) == ("y" * 256,)

@@ -144,3 +144,28 @@ async def test_empty_model_answers_give_no_suggestion_and_are_not_shown():
     service = CompletionService(ServerSettings(), engine_factory=factory)
     assert await service.complete(context("def add(a, b):\n    ", 1, 4)) == []
     await service.close()
+
+
+class RejoiningEngine(ScriptedEngine):
+    """Its model writes the answer, then the next line of code below the cursor: it stops at that stop word."""
+
+    async def complete(self, request, options, ready_timeout=120.0, deadline=None, on_text=None) -> Completion:
+        self.requests.append((request, options, ready_timeout))
+        rejoin = next(w for w in options.stop_words if w.startswith("\n") and w.strip())
+        return Completion(self.answers[0], StopReason.STOP_WORD, stop_word=rejoin)
+
+
+async def test_an_answer_that_rejoins_the_code_below_is_shown_whole_across_blocks():
+    """HumanEval multi-line: the hole ends the inner loop's body and goes on in the outer one; the model wrote
+    `return p` next, so its text is exactly the hole and the scope filter must not cut it to the inner block."""
+    text = ("def f(r):\n    p = []\n    for i in r:\n        q = True\n        for j in r:\n"
+            "            if i % j == 0:\n\n    return p\n")
+    answer = "                q = False\n        if q:\n            p.append(i)"
+    service = CompletionService(ServerSettings(), engine_factory=lambda config, on_status: RejoiningEngine(
+        config, on_status, [answer]))
+    ctx = build_context(Document(URI, text, "python"), 6, 0, UTF32, policy="auto", indent_unit="    ")
+    first = await service.complete(ctx)
+    assert [s.text for s in first] == [answer]
+    again = await service.complete(ctx)  # from the cache: still whole
+    assert [(s.text, s.source) for s in again] == [(answer, "cache")]
+    await service.close()

@@ -54,3 +54,37 @@ def test_reopening_line_without_its_body_is_not_left_dangling():
 def test_comma_continues_a_list_at_the_same_indentation():
     c = ctx("point = {\n    'x': ║\n}\n")
     assert limit_scope("1,\n    'y': 2,\n}\nprint(point)", c) == "1,\n    'y': 2,"
+
+
+def test_reopening_line_cut_when_code_after_is_inside_the_block():
+    # HumanEval/1: the cursor ends an `elif` body whose code goes on below the blank line; a second `elif` written
+    # there would swallow that code.
+    c = ctx("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n        d -= 1\n║\n\n"
+            "        if d == 0:\n            r.append(c)\n")
+    item = "        cur.append(c)\n    elif c == ')':\n        d -= 1"
+    assert limit_scope(item, c) == "        cur.append(c)"
+
+
+def test_reopening_line_kept_when_code_after_is_outside_the_block():
+    c = ctx("def f(x):\n    if x:\n        a()\n║\n    return 1\n")
+    item = "        b()\n    else:\n        c()"
+    assert limit_scope(item, c) == item
+
+
+def test_reopening_line_kept_when_it_ends_the_item_above_its_body():
+    # HumanEval multi-line: the hole is a body line and the next `elif`, whose body is the code below
+    c = ctx("def g(x):\n    if x > 2:\n        a()\n    elif x > 1:\n║\n        c()\n")
+    item = "        b()\n    elif x > 0:"
+    assert limit_scope(item, c) == item
+    assert limit_scope(item + "\n        d()", c) == "        b()"  # with a body of its own it would take c()
+    js = ctx("if (a) {\n  if (b) {\n    x();\n║\n    y();\n  }\n}\n", language="javascript")
+    assert limit_scope("    z();\n  } else {", js) == "    z();\n  } else {"
+    assert limit_scope("    z();\n  }", js) == "    z();"  # a bare closer would end the block above y()
+
+
+def test_an_item_that_rejoined_the_code_below_is_not_cut():
+    # the model wrote the next line of code after the hole: what comes before is exactly the hole, across blocks
+    document = "for i in r:\n    for j in r:\n        if i % j == 0:\n║\n    return p\n"
+    item = "            q = False\n    if q:\n        p.append(i)"
+    assert limit_scope(item, ctx(document)) == "            q = False"
+    assert limit_scope(item, ctx(document, rejoined=True)) == item

@@ -51,6 +51,21 @@ SITUATIONS = [
     ("x = 1\n║\ndef g():\n    pass\n", "python", "statement",
      "def f():\n    return 1\n\ndef h():\n    pass", "def f():\n    return 1"),
     ("if (a) {\n\t\tb();\n\t\t║\n\t\tc();\n}", "c", "statement", "d();\n\t\te();", "d();"),
+    # ... in a list: after a comma, the next line at the statement's indentation is the next item (HumanEval)
+    ("names = {\n    3: \"Three\",\n    ║\n    9: \"Nine\",\n}\n", "python", "statement",
+     '4: "Four",\n    5: "Five",\n}\nx = 1', '4: "Four",\n    5: "Five",'),
+    ("names = {\n    3: \"Three\",\n    ║\n    9: \"Nine\",\n}\n", "python", "statement",
+     '4: "Four"\n    x = 1', '4: "Four"'),
+    # ... and the enclosing statement's next clause, where the code below is back at its level (HumanEval)
+    ("def f(b):\n    for c in b:\n        if c == '<':\n║\n        if d < 0:\n            return 1\n", "python",
+     "statement", "            d += 1\n        else:\n            d -= 1\n        else:\n            d = 0",
+     "            d += 1\n        else:\n            d -= 1"),
+    # not where the code below is still in the statement's block: it would end up inside the new clause
+    ("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n║\n        if d == 0:\n", "python",
+     "statement", "        d -= 1\n    elif c == '[':\n        d += 2", "        d -= 1"),
+    # nor where a clause follows below already
+    ("for c in s:\n    if c == '(':\n║\n    else:\n        d -= 1\n", "python",
+     "statement", "        d += 1\n    elif c == '[':\n        d += 2", "        d += 1"),
     # where a block is missing: everything (the scope filter limits it later)
     ("def f():\n    ║\n", "python", "block", "x = 1\n    return x", "x = 1\n    return x"),
     ("def f():\n    x = 1\n    ║\ndef g():\n", "python", "block", "y = 2\n    return y", "y = 2\n    return y"),
@@ -114,3 +129,10 @@ def test_rejoin_word_is_the_next_line_of_code():
 ])
 def test_model_ended(reason, word, sees_suffix, expected):
     assert model_ended(reason, word, sees_suffix, "\n    return x.y\n") is expected
+
+
+def test_a_long_line_below_makes_no_rejoin_word():
+    long_line = "    data = [" + ", ".join(str(i) for i in range(200)) + "]"
+    assert rejoin_stop_word("\n" + long_line + "\n") is None
+    # a short line that takes the next lines with it stops before the long one
+    assert rejoin_stop_word("\n    x = 1\n" + long_line + "\n") == "\n    x = 1\n"
