@@ -195,3 +195,36 @@ async def test_missing_binary_setting_is_a_clear_error(tiny_model, tmp_path):
     cfg = local_config(tiny_model, str(tmp_path / "no" / "llama-server"))
     with pytest.raises(BackendUnavailable, match=r"completion\.local\.binary.*bash scripts/setup\.sh"):
         await start_local_server(cfg, EngineConfig(completion=cfg))
+
+
+async def test_requests_are_pinned_to_the_slot_holding_their_prompt(llama_server_binary, tiny_model):
+    """What engine/local/slots.py relies on, with the real llama-server: a request pinned to a busy slot waits for
+    it (llama-server defers it) instead of failing, and the next request for the same prompt runs where that prompt
+    is cached."""
+    cfg = dataclasses.replace(local_config(tiny_model, llama_server_binary),
+                              local=LocalServerSettings(binary=llama_server_binary, parallel=2, ctx_size=1024,
+                                                        start_timeout=30.0))
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    stream = server.completion_stream()
+    try:
+        assert stream.router is server.slot_router and server.slot_router.slots == 2
+        prompt = Prompt(text="def add(a, b):\n" * 20, prefix="def add(a, b):\n" * 20, suffix="\n")
+        long = CompletionOptions(max_decoding_tokens=200, sampling_temperature=0.0, seed=3)
+        first = asyncio.ensure_future(generate_sync(stream, prompt, long))
+        while not any(server.slot_router.open):
+            await asyncio.sleep(0.005)
+        busy = server.slot_router.open.index(1)
+        # pinned to the busy slot: deferred until the first one ends, then served
+        pinned = dataclasses.replace(OPTIONS, slot=busy)
+        stats = GenerationStats()
+        second = await generate_sync(stream, prompt, pinned, stats)
+        assert await first and second
+        assert stats.cached_prompt_tokens and stats.cached_prompt_tokens > 100  # the prompt was there
+        # not pinned: the router sends the same prompt to the same slot, from the cache
+        stats = GenerationStats()
+        await generate_sync(stream, prompt, OPTIONS, stats)
+        assert server.slot_router.used[busy] == max(server.slot_router.used) and stats.cached_prompt_tokens > 100
+        assert server.slot_router.open == [0, 0]
+    finally:
+        await stream.close()
+        await server.close()
