@@ -193,7 +193,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     closes the block (`}`) nothing more is. When the next line of code `below` the cursor is deeper than the first
     line, the block the statement opens already has its body there: the statement ends at its opener (found by the
     quality benchmark: HumanEval's `if distance < threshold:` above its existing body came with a body of the
-    model's)."""
+    model's). After a comma the next line at the statement's indentation is a sibling item, and one clause of the
+    enclosing statement (`else:` one level out, see `_next_clause`) is kept with its body."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
