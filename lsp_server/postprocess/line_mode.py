@@ -193,8 +193,9 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     closes the block (`}`) nothing more is. When the next line of code `below` the cursor is deeper than the first
     line, the block the statement opens already has its body there: the statement ends at its opener (found by the
     quality benchmark: HumanEval's `if distance < threshold:` above its existing body came with a body of the
-    model's). After a comma the next line at the statement's indentation is a sibling item, and one clause of the
-    enclosing statement (`else:` one level out, see `_next_clause`) is kept with its body."""
+    model's). After a comma the next line at the statement's indentation is a sibling item. A clause of the
+    enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
+    and broke a SantaCoder one, where the model added an `else:` of its own."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
@@ -211,7 +212,6 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
-    clause = False  # a clause of the enclosing statement was taken: no second one
     for index in range(first + 1, len(lines)):
         line = lines[index]
         if is_blank(line):
@@ -224,17 +224,11 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
                 break
             allowed = width
         elif one_statement:
-            if width < base:
-                if closed or clause or not _next_clause(stripped, width, below):
-                    break
-                clause = True  # the enclosing statement's next clause, with its body (HumanEval multi-line)
-                base = allowed = width
-            else:
-                if closed:
-                    break
-                sibling = previous.rstrip().endswith(",")
-                if width == base and not (depth > 0 or sibling or (_CONTINUES.match(stripped) and not clause)):
-                    break
+            if closed or width < base:
+                break
+            sibling = previous.rstrip().endswith(",")
+            if width == base and not (depth > 0 or sibling or _CONTINUES.match(stripped)):
+                break
         previous = line
         depth += _open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
@@ -247,16 +241,6 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
     return "\n".join(lines[:kept]).rstrip()
-
-
-def _next_clause(stripped: str, width: int, below: str | None) -> bool:
-    """`else:`, `elif x:`, `} else {`, `except E:` written one level out of the statement's block: the enclosing
-    statement's next clause. Only where the code below the cursor is back at that level or shallower and does not
-    carry the statement on itself: code of the statement's own block below would end up inside the new clause
-    (HumanEval/1), and a clause below means the chain goes on there already."""
-    if below is None or not (_CONTINUES.match(stripped) and _opens_block(stripped)):
-        return False
-    return _width(below) <= width and not _CONTINUES.match(below.strip())
 
 
 def _opens_block(line: str) -> bool:

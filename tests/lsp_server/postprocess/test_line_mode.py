@@ -56,16 +56,6 @@ SITUATIONS = [
      '4: "Four",\n    5: "Five",\n}\nx = 1', '4: "Four",\n    5: "Five",'),
     ("names = {\n    3: \"Three\",\n    ║\n    9: \"Nine\",\n}\n", "python", "statement",
      '4: "Four"\n    x = 1', '4: "Four"'),
-    # ... and the enclosing statement's next clause, where the code below is back at its level (HumanEval)
-    ("def f(b):\n    for c in b:\n        if c == '<':\n║\n        if d < 0:\n            return 1\n", "python",
-     "statement", "            d += 1\n        else:\n            d -= 1\n        else:\n            d = 0",
-     "            d += 1\n        else:\n            d -= 1"),
-    # not where the code below is still in the statement's block: it would end up inside the new clause
-    ("for c in s:\n    if c == '(':\n        d += 1\n    elif c == ')':\n║\n        if d == 0:\n", "python",
-     "statement", "        d -= 1\n    elif c == '[':\n        d += 2", "        d -= 1"),
-    # nor where a clause follows below already
-    ("for c in s:\n    if c == '(':\n║\n    else:\n        d -= 1\n", "python",
-     "statement", "        d += 1\n    elif c == '[':\n        d += 2", "        d += 1"),
     # where a block is missing: everything (the scope filter limits it later)
     ("def f():\n    ║\n", "python", "block", "x = 1\n    return x", "x = 1\n    return x"),
     ("def f():\n    x = 1\n    ║\ndef g():\n", "python", "block", "y = 2\n    return y", "y = 2\n    return y"),
