@@ -60,13 +60,15 @@ class Postprocessor:
 
     def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False,
                      rejoined: bool = False) -> str | None:
-        kept = postprocess.before_cache(text, self._ctx(ctx, model_ended or rejoined))
+        kept = postprocess.before_cache(text, self._ctx(ctx, model_ended))
         if kept and rejoined:
             self._rejoined.append((kept, line_mode.rejoin_stop_word(ctx.suffix)))
         return kept
 
     def after_cache(self, text: str, ctx: CursorContext) -> str | None:
-        rejoined = (text, line_mode.rejoin_stop_word(ctx.suffix)) in self._rejoined
+        # The code below is looked at only for a remembered item: this runs on every showing, also from the cache.
+        rejoined = any(item == text for item, _ in self._rejoined) and (
+            (text, line_mode.rejoin_stop_word(ctx.suffix)) in self._rejoined)
         return postprocess.after_cache(text, self._ctx(ctx, rejoined=rejoined))
 
     def replace_chars(self, text: str, ctx: CursorContext) -> int:
