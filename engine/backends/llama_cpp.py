@@ -180,9 +180,10 @@ class LlamaCppCompletion(LlamaCppHttp):
 
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle)."""
-        body = completion_body(prompt, CompletionOptions(max_decoding_tokens=1, seed=0), self.use_infill)
+        options = CompletionOptions(max_decoding_tokens=1, seed=0)
+        body = completion_body(prompt, options, self.use_infill)
         body.update(n_predict=0, stream=False)
-        slot = self._pin(body, prompt, CompletionOptions(max_decoding_tokens=1, seed=0))
+        slot = self._pin(body, prompt, options)
         try:
             await self.post_json(self.path, body)
         finally:
