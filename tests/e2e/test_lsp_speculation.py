@@ -100,8 +100,10 @@ async def test_a_diverging_change_cancels_the_prefetch_and_llama_server_stops(cl
         typo = "#" if not suggestion.startswith("#") else "@"
         edit(client, uri, 2, 2, 11, typo)  # not the suggestion's first character
         after = await stats(client)
-        if after["prefetch_cancelled"] == before["prefetch_cancelled"] and \
-                after["prefetch_completed"] > before["prefetch_completed"]:
+        finished = before["prefetch_completed"] + before["prefetch_cancelled"] == before["prefetch_started"] or (
+            after["prefetch_cancelled"] == before["prefetch_cancelled"]
+            and after["prefetch_completed"] > before["prefetch_completed"])
+        if finished:
             continue  # on a busy machine the prefetch finished before the edit arrived: the test missed this round
         assert after["prefetch_cancelled"] == before["prefetch_cancelled"] + 1
         assert list(after["speculation_events"][-1]) == ["prefetch-cancel", "diverged"]
