@@ -34,6 +34,12 @@ log = logging.getLogger(__name__)
 #: Builds the cursor context of a hypothetical document state: (uri, text before the cursor, text after it).
 MakeContext = Callable[[str, str, str], "CursorContext | None"]
 
+#: Loop turns a cancelled prefetch gets to finish: the cancellation raises at its pending await and the HTTP
+#: response is closed within a few turns (the shielded close, the socket's shutdown). One still running after this
+#: many keeps the model server generating for nobody. Counted in turns rather than at the next message, because a
+#: loaded server reads several buffered messages in one turn, before the cancelled task has run at all.
+SETTLE_TURNS = 100
+
 
 @dataclass(frozen=True)
 class Target:
@@ -77,8 +83,10 @@ class PrefetchStats:
     joined: int = 0
     skipped_busy: int = 0
     skipped_cached: int = 0
-    #: Observed still running after the document had left its path (must stay 0).
+    #: Cancelled (the document had left their path) but still running SETTLE_TURNS loop turns later (must stay 0).
     stale_running: int = 0
+    #: Most loop turns a cancelled prefetch took to finish (its stream's close).
+    settle_turns_max: int = 0
 
 
 class Prefetcher:
@@ -90,7 +98,7 @@ class Prefetcher:
         self._enabled = enabled
         self.target: Target | None = None
         self.flight: Flight | None = None
-        self._cancelled: list[asyncio.Task] = []
+        self._watchers: set[asyncio.Task] = set()
         self.stats = PrefetchStats()
         #: (event, detail) in order, for tests that check ordering by counting events rather than timing.
         self.events: deque[tuple[str, str]] = deque(maxlen=1000)
@@ -100,7 +108,6 @@ class Prefetcher:
     def on_shown(self, ctx: CursorContext, text: str, replace_chars: int = 0, tail: int = 0) -> None:
         """A suggestion for `ctx` is on screen: prefetch the state its acceptance gives. `tail`: the document's
         characters after `ctx.suffix`."""
-        self._check_stale()
         service = self._service()
         if not self._enabled() or service is None or not text:
             return
@@ -135,7 +142,6 @@ class Prefetcher:
     def on_change(self, uri: str, document: str | None) -> None:
         """The document changed (or closed, or changed outside the target's window: None): cancel a prefetch it no
         longer leads to. `document`: the text from the target's `start` to `tail` characters before the end."""
-        self._check_stale()
         if self.target is None or self.target.uri != uri:
             return
         if document is None or not (self.target.on_path(document) or self._typing_into_flight(document)):
@@ -155,7 +161,6 @@ class Prefetcher:
 
     def before_model_call(self, ctx: CursorContext) -> None:
         """A user request is about to call the model for `ctx`: a prefetch must not compete with it."""
-        self._check_stale()
         if self.flight is not None and self.flight.running:
             self.cancel("yielded to a user request")
 
@@ -185,7 +190,9 @@ class Prefetcher:
             return  # a user request waits for it: it is no longer a guess
         assert flight.task is not None
         flight.task.cancel()
-        self._cancelled.append(flight.task)
+        watcher = asyncio.ensure_future(self._watch(flight.task))
+        self._watchers.add(watcher)
+        watcher.add_done_callback(self._watchers.discard)
         self.stats.cancelled += 1
         self.events.append(("prefetch-cancel", why))
         log.debug("prefetch cancelled: %s", why)
@@ -197,12 +204,16 @@ class Prefetcher:
         elif not task.cancelled():
             log.debug("prefetch failed: %s", task.exception())
 
-    def _check_stale(self) -> None:
-        """Count cancelled prefetches still running at a later message (cancellation reaches the HTTP stream
-        within one loop turn, so there should be none)."""
-        still = [t for t in self._cancelled if not t.done()]
-        self.stats.stale_running += len(still)
-        self._cancelled = still
+    async def _watch(self, task: asyncio.Task) -> None:
+        for turn in range(SETTLE_TURNS):
+            if task.done():
+                self.stats.settle_turns_max = max(self.stats.settle_turns_max, turn)
+                return
+            await asyncio.sleep(0)
+        if not task.done():
+            self.stats.stale_running += 1
+            log.warning("a cancelled prefetch is still running %d loop turns later", SETTLE_TURNS)
+            await asyncio.wait({task})  # so that close() still waits for it
 
     @staticmethod
     def _same_state(a: Target, b: Target) -> bool:
@@ -210,9 +221,8 @@ class Prefetcher:
 
     async def close(self) -> None:
         self.cancel("shutdown")
-        tasks = [t for t in self._cancelled if not t.done()]
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._watchers:
+            await asyncio.gather(*self._watchers, return_exceptions=True)
 
 
 def ends_line(ctx: CursorContext) -> bool:

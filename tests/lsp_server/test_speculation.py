@@ -123,6 +123,41 @@ async def test_prefetch_cancelled_when_the_document_diverges_and_not_while_typin
     assert [e for e, _ in engine.log] == ["engine-start-speculative", "engine-cancelled-speculative"]
 
 
+async def test_a_cancelled_prefetch_counts_as_stale_only_if_it_keeps_running_for_many_loop_turns():
+    """Two didChange messages read from one buffer are handled in the same loop turn, before the cancelled task has
+    run: that is not a stale prefetch. One that ignores its cancellation is."""
+    spec, engine, server = make()
+    spec.answered(ctx_after(server, ""), [Suggestion("a + b")])
+    await until(lambda: engine.calls)
+    spec.on_change(URI, doc_after(server, "x"))
+    spec.on_change(URI, doc_after(server, "xy"))  # same turn: the cancelled task has not run yet
+    await until(lambda: engine.calls[0].cancelled and not spec.prefetcher._watchers)
+    assert spec.prefetcher.stats.cancelled == 1 and spec.prefetcher.stats.stale_running == 0
+
+    release = asyncio.Event()
+    entered: list[bool] = []
+
+    async def stubborn(*args: Any, **kwargs: Any) -> Completion:
+        entered.append(True)
+        while True:
+            try:
+                await release.wait()
+                return Completion(text="late", stop_reason=StopReason.STOP_WORD)
+            except asyncio.CancelledError:
+                continue  # keeps generating for nobody
+
+    engine.complete = stubborn  # type: ignore[method-assign]
+    spec.answered(ctx_after(server, "z"), [Suggestion("z2")])
+    await until(lambda: bool(entered))
+    spec.on_change(URI, doc_after(server, "zq"))
+    await until(lambda: spec.prefetcher.stats.stale_running == 1)
+    flight = spec.prefetcher.flight
+    release.set()
+    await spec.prefetcher.close()  # waits for the late task
+    assert flight is not None and flight.task is not None and flight.task.done()
+    assert spec.prefetcher.stats.stale_running == 1 and not spec.prefetcher._watchers
+
+
 async def test_in_a_long_file_the_path_is_checked_on_the_window_around_the_cursor():
     """The context is a window of the document: typing the suggestion 200 KB into a file keeps the prefetch, an edit
     that leaves the path cancels it, and an edit far outside the window (changing where the window lies) too."""
