@@ -17,13 +17,14 @@ After caching (on every item shown, also when it comes from the cache while the 
   2. ``remove_repetitive_lines``       five or more near-identical lines at the end: keep the first
   3. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
                                        closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
-  4. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
-  5. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
-  6. ``fix_odd_indent``                a stray space after the cursor's indentation goes
-  7. ``drop_suffix_duplicate``         again, on the trimmed item
-  8. ``trim_whitespace``               again, cuts above may leave trailing blanks
-  9. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
- 10. ``drop_short``                    again
+  4. ``cut_unreachable``               code after a `return`/`raise`/`break` in the same block goes (it never runs)
+  5. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
+  6. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
+  7. ``fix_odd_indent``                a stray space after the cursor's indentation goes
+  8. ``drop_suffix_duplicate``         again, on the trimmed item
+  9. ``trim_whitespace``               again, cuts above may leave trailing blanks
+ 10. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
+ 11. ``drop_short``                    again
 
 The order matters: scope is limited before the closing-line check (which looks at the item's last line),
 re-indentation comes after all cuts, and the drops come last in each stage. ``replace_range_end`` is separate: the
@@ -39,6 +40,7 @@ from typing import Callable
 from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.cut_before_suffix_lines import cut_before_suffix_lines
 from lsp_server.postprocess.cut_line_echo import cut_line_echo
+from lsp_server.postprocess.cut_unreachable import cut_unreachable
 from lsp_server.postprocess.drop_duplicated_closing_line import drop_duplicated_closing_line
 from lsp_server.postprocess.drop_short import drop_short
 from lsp_server.postprocess.drop_suffix_duplicate import drop_suffix_duplicate
@@ -68,6 +70,7 @@ FILTERS_AFTER_CACHE: tuple[tuple[str, Filter], ...] = (
     ("remove_repetitive_blocks", remove_repetitive_blocks),
     ("remove_repetitive_lines", remove_repetitive_lines),
     ("limit_scope", limit_scope),
+    ("cut_unreachable", cut_unreachable),
     ("drop_duplicated_closing_line", drop_duplicated_closing_line),
     ("reindent", reindent),
     ("fix_odd_indent", fix_odd_indent),
