@@ -259,7 +259,11 @@ class CompletionService:
             ended = line_mode.model_ended(completion.stop_reason, completion.stop_word, completion.saw_suffix,
                                           ctx.suffix)
             rejoined = line_mode.rejoined(completion.stop_reason, completion.stop_word, ctx.suffix)
-            kept = self.post.before_cache(completion.text, ctx, ended, rejoined)
+            text = completion.text
+            body = None if rejoined else line_mode.rejoined_as_body(text, ctx.line_prefix, ctx.suffix)
+            if body is not None:
+                text, ended, rejoined = body, True, True
+            kept = self.post.before_cache(text, ctx, ended, rejoined)
             log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
                       completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
                       show_text(kept, debug) if kept is not None else "dropped")

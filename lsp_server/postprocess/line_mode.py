@@ -17,7 +17,7 @@ Three inputs decide it, and they are kept explicit:
 A model that saw the suffix and ended by itself wrote the hole: its text is kept whole, multi-line or not (only the
 scope and junk filters apply). Any model whose text reaches a line equal to the next line of code below the cursor
 has rejoined the existing code: what comes before is kept whole too (`rejoin_stop_word` makes the engine stop
-there). Otherwise the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
+there; `rejoined_as_body` finds a model that wrote the opener of the code below and then that code). Otherwise the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
 
 For prefix-only models a ``line`` situation also asks the engine to stop at the first line break, which saves the
 tokens the cut would throw away (`request_stop_words`)."""
@@ -30,7 +30,7 @@ from typing import Literal
 from engine.types import StopReason
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import ONLY_CLOSING, is_blank, unpaired_tokens
+from lsp_server.postprocess.textutil import ONLY_CLOSING, indent_width, is_blank, unpaired_tokens
 from lsp_server.syntax import multiline_from_indentation, multiline_from_syntax
 
 LineMode = Literal["line", "statement", "block"]
@@ -125,6 +125,29 @@ def rejoin_stop_word(suffix: str) -> str | None:
                 taken += 1
                 end = i + 1
     return "\n" + "\n".join(lines[start:end]) + "\n"
+
+
+def rejoined_as_body(text: str, line_prefix: str, suffix: str) -> str | None:
+    """The text before a line equal to the next line of code below the cursor, when the line above it opens a block
+    that line is deeper than: the model wrote the opener whose body the user already has, then that body (HumanEval/55:
+    `return 0`, `elif n == 1:`, then the `return 1` below). The rejoin stop word misses this when the line below is
+    too common to stop at by itself (`return 1`, `}`) and the model went on differently from the code after it."""
+    below = next((line.rstrip() for line in suffix.split("\n")[1:] if line.strip()), None)
+    if below is None:
+        return None
+    lines = text.split("\n")
+    for index in range(1, len(lines)):
+        if lines[index].rstrip() != below:
+            continue
+        above = next((i for i in range(index - 1, -1, -1) if lines[i].strip()), None)
+        if above is None:
+            return None
+        opener = (line_prefix + lines[0]) if above == 0 else lines[above]
+        code = opener.rstrip()
+        if (code.endswith(":") or code.endswith("{")) and indent_width(below) > indent_width(opener):
+            return "\n".join(lines[:index]).rstrip()
+        return None
+    return None
 
 
 def request_stop_words(mode: LineMode, suffix: str, sees_suffix: bool) -> tuple[str, ...]:

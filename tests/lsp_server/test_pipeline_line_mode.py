@@ -55,11 +55,12 @@ class Engine:
 DOCUMENT = "def f(a):\n    x = a\n    \n    return y\n"  # the cursor on line 2, after the indentation
 
 
-async def shown(chunks: list[str], template: str | None, hit_limit: bool, line: int = 2, col: int = 4):
+async def shown(chunks: list[str], template: str | None, hit_limit: bool, line: int = 2, col: int = 4,
+                document: str = DOCUMENT):
     stream = Stream(chunks, hit_limit)
     service = CompletionService(parse_settings({"temperature": 0.0}),
                                 engine_factory=lambda config, on_status=None: Engine(stream, template))
-    ctx = build_context(Document("file:///a.py", DOCUMENT, "python"), line, col, "utf-32")
+    ctx = build_context(Document("file:///a.py", document, "python"), line, col, "utf-32")
     suggestions = await service.generate(ctx)
     await service.close()
     return (suggestions[0].text if suggestions else None), stream.options[0].stop_words, ctx.line_mode
@@ -79,6 +80,17 @@ async def test_a_statement_hole(template, hit_limit, expected):
 async def test_any_model_that_reaches_the_code_below_keeps_what_came_before():
     text, _, _ = await shown(["y = x + 1\n    y *= 2", "\n    return y\n    more()"], None, True)
     assert text == "y = x + 1\n    y *= 2"
+
+
+FIB = "def fib(n):\n    if n == 0:\n\n        return 1\n    return fib(n - 1) + fib(n - 2)\n"
+
+
+@pytest.mark.parametrize("template", [None, "starcoder"])
+async def test_a_model_that_writes_the_opener_of_the_code_below_and_then_that_code_keeps_the_opener(template):
+    # HumanEval/55: `return 1` below is too common a line to stop at by itself; the model wrote its opener, then it.
+    model = "        return 0\n    elif n == 1:\n        return 1\n    elif n == 2:\n        return 2"
+    text, _, _ = await shown([model], template, True, line=2, col=0, document=FIB)
+    assert text == "        return 0\n    elif n == 1:"
 
 
 async def test_a_prefix_only_model_asks_to_stop_at_the_line_end_only_in_a_line_situation():

@@ -7,6 +7,7 @@ import pytest
 from engine.types import StopReason
 from lsp_server.postprocess import PostprocessContext, before_cache
 from lsp_server.postprocess.line_mode import (
+    rejoined_as_body,
     cut,
     decide,
     model_ended,
@@ -126,3 +127,17 @@ def test_a_long_line_below_makes_no_rejoin_word():
     assert rejoin_stop_word("\n" + long_line + "\n") is None
     # a short line that takes the next lines with it stops before the long one
     assert rejoin_stop_word("\n    x = 1\n" + long_line + "\n") == "\n    x = 1\n"
+
+
+@pytest.mark.parametrize("text, line_prefix, suffix, expected", [
+    # HumanEval/55: the opener whose body is the code below, then that body and more
+    ("        return 0\n    elif n == 1:\n        return 1\n    elif n == 2:", "",
+     "\n        return 1\n    return fib(n - 1)\n", "        return 0\n    elif n == 1:"),
+    ("x) {\n    return 1;\n  }", "  if (", "\n    return 1;\n  }\n", "x) {"),  # the opener on the cursor line
+    # the line above is no opener, or the line is not deeper: a repeat, not the body
+    ("        a()\n        return 1\n    x()", "", "\n        return 1\n", None),
+    ("    if x:\n    return 1", "", "\n    return 1\n", None),
+    ("        return 1\n    y()", "", "\n        return 1\n", None),  # the first line: the echo filters' business
+])
+def test_rejoined_as_body(text, line_prefix, suffix, expected):
+    assert rejoined_as_body(text, line_prefix, suffix) == expected
