@@ -17,7 +17,8 @@ Three inputs decide it, and they are kept explicit:
 A model that saw the suffix and ended by itself wrote the hole: its text is kept whole, multi-line or not (only the
 scope and junk filters apply). Any model whose text reaches a line equal to the next line of code below the cursor
 has rejoined the existing code: what comes before is kept whole too (`rejoin_stop_word` makes the engine stop
-there; `rejoined_as_body` finds a model that wrote the opener of the code below and then that code). Otherwise the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
+there; `rejoined_as_body` finds a model that wrote the opener of the code below and then that code). Otherwise
+the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
 
 For prefix-only models a ``line`` situation also asks the engine to stop at the first line break, which saves the
 tokens the cut would throw away (`request_stop_words`)."""
