@@ -314,10 +314,10 @@ async def test_after_a_line_is_completed_the_prefetch_asks_for_the_next_line():
     await until(lambda: engine.calls)
     call = engine.calls[0]
     assert call.options.time_budget_ms == 0 and "\n" not in call.options.stop_words  # one line, the next one
-    call.future.set_result("\n    # done")
+    call.future.set_result("\n\n\nassert add(2, 2) == 4")  # (a line after the `return` would be dead code)
     await until(lambda: spec.prefetcher.stats.completed == 1)
     served = server.service.lookup(ctx_after(server, "a + b"))
-    assert served is not None and served[0].text == "\n    # done"
+    assert served is not None and served[0].text == "\n\n\nassert add(2, 2) == 4"
 
 
 def test_burst_debounce_waits_in_the_middle_of_a_word():
