@@ -217,7 +217,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     closes the block (`}`) nothing more is. When the next line of code `below` the cursor is deeper than the first
     line, the block the statement opens already has its body there: the statement ends at its opener (found by the
     quality benchmark: HumanEval's `if distance < threshold:` above its existing body came with a body of the
-    model's). After a comma the next line at the statement's indentation is a sibling item. A clause of the
+    model's); a statement that is no header goes on to the header within a few lines (`_through_header`). After a
+    comma the next line at the statement's indentation is a sibling item. A clause of the
     enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
     and broke a SantaCoder one, where the model added an `else:` of its own."""
     lines = text.split("\n")
@@ -264,7 +265,28 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if width < allowed and not opened:
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
+    if body_below and not _opens_block(lines[kept - 1]):
+        kept = _through_header(lines, widths, kept, base)
     return "\n".join(lines[:kept]).rstrip()
+
+
+#: How many more lines a statement may take to reach the header of the body below it (see `_through_header`).
+HEADER_SEARCH_LINES = 3
+
+
+def _through_header(lines: list[str], widths: list[int], kept: int, base: int) -> int:
+    """The code below the cursor is deeper than the statement, so the hole ends with the header of that body
+    (`while True:` above `f.append(...)`): when the statement kept is not one, the text is kept through the next line
+    at the statement's indentation that is, if it comes within a few lines at that indentation (HumanEval/39/L10:
+    `p = 1`, then `while p < 2:` above the existing loop body). Otherwise the one statement stays."""
+    for index in range(kept, min(len(lines), kept + HEADER_SEARCH_LINES)):
+        if is_blank(lines[index]):
+            continue
+        if widths[index] != base:
+            break
+        if _opens_block(lines[index]):
+            return index + 1
+    return kept
 
 
 def _opens_block(line: str) -> bool:

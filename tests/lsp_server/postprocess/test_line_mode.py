@@ -49,6 +49,14 @@ SITUATIONS = [
      "    if a > x:\n        return a\n    return x", "    if a > x:"),
     ("function f(a) {\n  x();\n  ║\n    return x;\n  }\n}\n", "javascript", "statement",
      "if (a) {\n    return a;\n  }", "if (a) {"),
+    # ... and when the first statement is no header, the text goes on to the header within a few lines
+    # (HumanEval/39/L10: `p = 1`, then `while p < 2:` above the loop body)
+    ("def f(n):\n    f = [0, 1]\n║\n        f.append(f[-1])\n", "python", "statement",
+     "    p = 1\n    while p < 2:\n        p += 1\n    return f", "    p = 1\n    while p < 2:"),
+    ("def f(n):\n    f = [0, 1]\n║\n        f.append(f[-1])\n", "python", "statement",
+     "    p = 1\n    q = 2\n    r = 3\n    s = 4\n    while p:", "    p = 1"),  # no header near: one statement
+    ("def f(n):\n    f = [0, 1]\n║\n        f.append(f[-1])\n", "python", "statement",
+     "    p = 1\n        g(p)\n    while p:", "    p = 1"),  # a deeper line first: no header search
     ("x = 1\n║\ndef g():\n    pass\n", "python", "statement",
      "def f():\n    return 1\n\ndef h():\n    pass", "def f():\n    return 1"),
     ("if (a) {\n\t\tb();\n\t\t║\n\t\tc();\n}", "c", "statement", "d();\n\t\te();", "d();"),
