@@ -260,9 +260,9 @@ class CompletionService:
                                           ctx.suffix)
             rejoined = line_mode.rejoined(completion.stop_reason, completion.stop_word, ctx.suffix)
             text = completion.text
-            body = None if rejoined else line_mode.rejoined_as_body(text, ctx.line_prefix, ctx.suffix)
-            if body is not None:
-                text, ended, rejoined = body, True, True
+            hole = None if rejoined else line_mode.rejoined_later(text, ctx.line_prefix, ctx.suffix)
+            if hole is not None:
+                text, ended, rejoined = hole, True, True
             kept = self.post.before_cache(text, ctx, ended, rejoined)
             log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
                       completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",

@@ -17,8 +17,9 @@ Three inputs decide it, and they are kept explicit:
 A model that saw the suffix and ended by itself wrote the hole: its text is kept whole, multi-line or not (only the
 scope and junk filters apply). Any model whose text reaches a line equal to the next line of code below the cursor
 has rejoined the existing code: what comes before is kept whole too (`rejoin_stop_word` makes the engine stop
-there; `rejoined_as_body` finds a model that wrote the opener of the code below and then that code). Otherwise
-the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
+there; `rejoined_as_body` finds a model that wrote the opener of the code below and then that code, and
+`skipped_ahead` one that wrote the rest of a chain of `elif`/`case` clauses and then code from a few lines further
+down). Otherwise the model was still writing when it was stopped, and the situation's rule cuts (`cut`).
 
 For prefix-only models a ``line`` situation also asks the engine to stop at the first line break, which saves the
 tokens the cut would throw away (`request_stop_words`)."""
@@ -41,6 +42,7 @@ _WORD = re.compile(r"\w")
 _WORDS = re.compile(r"[A-Za-z_]\w*")
 # A line at the statement's own indentation that carries the statement on (`else:`, `} else {`, `except E:`).
 _CONTINUES = re.compile(r"(?:else|elif|except|finally|catch)\b|}\s*(?:else|catch|finally)\b")
+_CASE = re.compile(r"(?:case\b|default\s*:)")
 # A line that continues the expression of the line before (`.iter()`, `?.x`, `&& b`, `+ 1`, `)`).
 _CONTINUES_EXPRESSION = re.compile(r"(?:\?\.|\.[^.]|&&|\|\||[-+]\s|and\b|or\b|[)\]}])")
 # String literals on one line, whose brackets do not count (`"\\033["`).
@@ -149,6 +151,48 @@ def rejoined_as_body(text: str, line_prefix: str, suffix: str) -> str | None:
             return "\n".join(lines[:index]).rstrip()
         return None
     return None
+
+
+#: How many lines of code after the next one a model may skip to (see `skipped_ahead`).
+SKIP_AHEAD_LINES = 8
+
+
+def skipped_ahead(text: str, suffix: str) -> str | None:
+    """The text before a line of code that stands a few lines further below the cursor, shallower than the item's
+    first line, when the model reached it by writing the rest of the chain the cursor is in: the missing branches
+    of an `if`/`elif`, `switch` or `try` (HumanEval/81: `elif` branches, then the function's `return` from five lines
+    below). Like a rejoin, that text is the hole. Only lines of at least two words count (`}`, `break` recur in any
+    code), and only text that is one chain: the item's first statement, then clauses that reopen the block (`elif`,
+    `} else {`, `case`), each followed by lines deeper than itself. A plain statement at a clause's level means the
+    model wrote code of its own before it got back (HumanEval single-line tasks did that). Not when the code below
+    the cursor is deeper than the item's first line: then that line's body is already there."""
+    below = [line.rstrip() for line in suffix.split("\n")[1:] if line.strip()]
+    candidates = {line for line in below[1:SKIP_AHEAD_LINES + 1]
+                  if len(line) <= MAX_REJOIN_CHARS and len(_WORDS.findall(line)) >= 2}
+    lines = text.split("\n")
+    start = next((line for line in lines if line.strip()), None)
+    if not candidates or start is None or indent_width(below[0]) > indent_width(start):
+        return None
+    base = indent_width(start)
+    level = base  # the indentation of the chain's last clause: deeper lines are its body
+    for index in range(1, len(lines)):
+        line = lines[index]
+        width = indent_width(line)
+        if not line.strip() or width > level:
+            continue
+        if line.rstrip() in candidates and width < base:
+            return "\n".join(lines[:index]).rstrip()
+        if not _CONTINUES.match(line.strip()) and not _CASE.match(line.strip()):
+            return None
+        level = width
+    return None
+
+
+def rejoined_later(text: str, line_prefix: str, suffix: str) -> str | None:
+    """The hole, when the model reached the code below without writing the rejoin stop word: `rejoined_as_body`
+    or `skipped_ahead`."""
+    body = rejoined_as_body(text, line_prefix, suffix)
+    return body if body is not None else skipped_ahead(text, suffix)
 
 
 def request_stop_words(mode: LineMode, suffix: str, sees_suffix: bool) -> tuple[str, ...]:

@@ -93,6 +93,18 @@ async def test_a_model_that_writes_the_opener_of_the_code_below_and_then_that_co
     assert text == "        return 0\n    elif n == 1:"
 
 
+GRADES = ("def grade(gpa):\n    if gpa > 3.0:\n        g = 'A'\n    elif gpa > 2.0:\n\n"
+          "    elif gpa > 0.0:\n        g = 'D'\n    else:\n        g = 'E'\n    return g\n")
+
+
+@pytest.mark.parametrize("template", [None, "starcoder"])
+async def test_a_model_that_writes_the_rest_of_the_chain_and_skips_to_code_below_keeps_the_chain(template):
+    # HumanEval/81: the missing branches, then the function's `return` from four lines below.
+    model = "        g = 'B'\n    elif gpa > 1.0:\n        g = 'C'\n    return g\n\ndef other():"
+    text, _, _ = await shown([model], template, True, line=4, col=0, document=GRADES)
+    assert text == "        g = 'B'\n    elif gpa > 1.0:\n        g = 'C'"
+
+
 async def test_a_prefix_only_model_asks_to_stop_at_the_line_end_only_in_a_line_situation():
     _, stop_words, mode = await shown(["1"], None, False, line=1, col=8)  # after `x = a`
     assert mode == "line" and stop_words[0] == "\n"

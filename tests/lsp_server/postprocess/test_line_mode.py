@@ -7,6 +7,7 @@ import pytest
 from engine.types import StopReason
 from lsp_server.postprocess import PostprocessContext, before_cache
 from lsp_server.postprocess.line_mode import (
+    skipped_ahead,
     rejoined_as_body,
     cut,
     decide,
@@ -149,3 +150,29 @@ def test_a_long_line_below_makes_no_rejoin_word():
 ])
 def test_rejoined_as_body(text, line_prefix, suffix, expected):
     assert rejoined_as_body(text, line_prefix, suffix) == expected
+
+
+CHAIN_BELOW = "\n    elif z:\n        c()\n    return total\n"
+SWITCH_BELOW = "\n    case 3:\n      c();\n  }\n  return total;\n"
+
+
+@pytest.mark.parametrize("text, suffix, expected", [
+    # the rest of the chain, then a line from further below: the text before it is the hole (HumanEval/81)
+    ("        a()\n    elif y:\n        b()\n    return total", CHAIN_BELOW, "        a()\n    elif y:\n        b()"),
+    ("      a();\n    case 2:\n      b();\n  return total;", SWITCH_BELOW, "      a();\n    case 2:\n      b();"),
+    # (a second statement at the first one's level is the model's own: `a(); break;` is not taken as a chain)
+    ("      a();\n      break;\n    case 2:\n      b();\n  return total;", SWITCH_BELOW, None),
+    # a statement of the model's own before it got back: not a chain
+    ("        a()\n    y = 1\n    return total", CHAIN_BELOW, None),
+    ("        a()\n    elif y:\n        b()\n    x = 2\n    return total", CHAIN_BELOW, None),
+    # at the item's own depth the line may be a right line that the code below repeats (`if err != nil {`)
+    ("    if err != nil {\n        return err\n    }", "\n    x()\n    if err != nil {\n        return err\n", None),
+    # a one-word line recurs anywhere; the next line itself is the rejoin stop word's business; too far below
+    ("        a()\n    }", "\n    b()\n    }\n", None),
+    ("        a()\n    return total", "\n    return total\n", None),
+    ("        a()\n    return total", "\n" + "    x = 1\n" * 9 + "    return total\n", None),
+    # the code below is deeper than the item's first line: that line's body is already there
+    ("    if a:\n    elif b:\n        c()\nreturn total", "\n        d()\n    x = 1\nreturn total\n", None),
+])
+def test_skipped_ahead(text, suffix, expected):
+    assert skipped_ahead(text, suffix) == expected
