@@ -396,7 +396,10 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         if cached and cached[0].source == "cache":
             ls.speculation.note_cache_hit(ctx)
         # Still supersede an older request for the document: the user has moved on.
-        suggestions = await ls.sessions.run(uri, _value(cached))
+        try:
+            suggestions = await ls.sessions.run(uri, _value(cached))
+        except Superseded:  # a newer request came in the same moment (read from the same buffer)
+            return empty
         result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
                                                    for i, s in enumerate(suggestions)])
         ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from types import SimpleNamespace as types_namespace
+
 import pytest
 from lsprotocol import types
 
@@ -134,3 +136,32 @@ async def test_a_choice_that_misses_the_deadline_leaves_the_others(monkeypatch):
     ctx = build_context(Document("file:///c.txt", "y = \n", "plaintext"), 0, 4)
     texts = sorted(s.text for s in await service.generate(ctx, invoked=True))
     assert texts == ["x0", "x2"]
+
+
+class CachedService(RecordingService):
+    """Every request is answered from the cache."""
+
+    def __init__(self):
+        super().__init__()
+        self.cache = types_namespace(get=lambda *key: ("x",))  # the prefetcher finds the accepted state cached too
+
+    def lookup(self, ctx):
+        from lsp_server.pipeline import Suggestion
+
+        return [Suggestion("x", 0, "cache")]
+
+
+async def test_a_request_answered_from_the_cache_and_superseded_at_once_gets_an_empty_answer(monkeypatch):
+    # Found by the LSP fuzzer (an InternalError): two requests for a document read in one loop turn, the first
+    # served from the cache, was superseded by the second before its answer was sent.
+    ls = build_server()
+    monkeypatch.setattr(type(ls), "encoding", property(lambda self: "utf-16"))
+    ls.service = CachedService()
+    ls.documents.open("file:///a.py", "abc\n", "python", 1)
+    params = types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///a.py"), position=types.Position(line=0, character=3),
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic))
+    first = asyncio.ensure_future(handle_inline_completion(ls, params))
+    second = asyncio.ensure_future(handle_inline_completion(ls, params))
+    results = await asyncio.gather(first, second)
+    assert [len(r.items) for r in results] == [0, 1]
