@@ -55,13 +55,41 @@ def _opens_the_code_below(lines: list[str], index: int, ctx: PostprocessContext)
     return opens and indent_width(ctx.next_line) > indent_width(lines[index])
 
 
+_CLOSE_AND_REOPEN = re.compile(r"([)\]}]+)\s*(?:else|elif|except|finally|catch|rescue|ensure)\b")
+
+
+def _chain_goes_on_below(lines: list[str], ctx: PostprocessContext) -> str | None:
+    """Only the closer, when the item's first line closes the block and opens another clause (`} else if (…) {`)
+    while the code below the cursor already goes on with the next clause at that indentation (`else if (…) {` on
+    its own line): the model is writing branches the chain already has (SantaCoder JavaScript, four tasks whose
+    hole was the `}` above an existing `else`). Also when the item's `}` and its `else` are on separate lines."""
+    below = ctx.next_line
+    first = ctx.line_prefix + lines[0]
+    if below is None or indent_width(below) != indent_width(first) or not _REOPENER.match(below.strip()):
+        return None
+    match = _CLOSE_AND_REOPEN.match(first.strip())
+    if match is not None:
+        closers = match.group(1)
+        return lines[0][:lines[0].index(closers) + len(closers)] if closers in lines[0] else None
+    # the same in the style that puts the clause on the next line: `}`, then `else if (…) {`
+    after = next((line for line in lines[1:] if line.strip()), None)
+    if re.fullmatch(r"[)\]}]+;?", first.strip()) and after is not None \
+            and indent_width(after) == indent_width(first) and _REOPENER.match(after.strip()):
+        return lines[0]
+    return None
+
+
 def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
     """A model that has finished the block at the cursor keeps writing the next function, the next test, the rest of
     the file. Cut at the first line indented less than the block being completed, keeping that line when it closes
     the block (`}`) and the code after the cursor does not close it already, and continuing through lines that close
     and reopen (`} else {`). In Python a dedented line after a blank line starts something new and is never kept.
-    An item whose model went on to write the code below the cursor (`ctx.rejoined`) is the whole hole: not cut."""
+    An item whose model went on to write the code below the cursor (`ctx.rejoined`) is the whole hole: not cut. An
+    item that closes the block and opens a clause the code below already opens keeps only its closer."""
     lines = text.split("\n")
+    only_closer = _chain_goes_on_below(lines, ctx)
+    if only_closer is not None:
+        return only_closer
     if len(lines) < 2 or ctx.rejoined:
         return text
     detect = [ctx.line_prefix + lines[0], *lines[1:]]

@@ -88,3 +88,17 @@ def test_an_item_that_rejoined_the_code_below_is_not_cut():
     item = "            q = False\n    if q:\n        p.append(i)"
     assert limit_scope(item, ctx(document)) == "            q = False"
     assert limit_scope(item, ctx(document, rejoined=True)) == item
+
+
+def test_a_chain_that_goes_on_below_keeps_only_the_closer():
+    # SantaCoder JavaScript: the hole is the `}` above an existing `else if`; the model wrote branches of its own.
+    c = ctx("for (;;) {\n    if (a) {\n        x();\n║\n    else if (b) {\n        y();\n    }\n}\n",
+            language="javascript")
+    assert limit_scope("    } else if (c) {\n        z();\n    } else if (d) {", c) == "    }"
+    assert limit_scope("    } else if (c) {", c) == "    }"
+    assert limit_scope("    }\n    else if (c) {\n        z();", c) == "    }"
+
+
+def test_a_closing_and_reopening_line_is_kept_where_no_clause_follows_below():
+    c = ctx("for (;;) {\n    if (a) {\n        x();\n║\n    y();\n}\n", language="javascript")
+    assert limit_scope("    } else {\n        z();\n    }", c) == "    } else {\n        z();\n    }"
