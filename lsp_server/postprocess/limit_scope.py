@@ -55,7 +55,7 @@ def _opens_the_code_below(lines: list[str], index: int, ctx: PostprocessContext)
     return opens and indent_width(ctx.next_line) > indent_width(lines[index])
 
 
-_CLOSE_AND_REOPEN = re.compile(r"([)\]}]+)\s*(?:else|elif|except|finally|catch|rescue|ensure)\b")
+_CLOSE_AND_REOPEN = re.compile(r"([)\]}]+)\s*" + _REOPENER.pattern)
 
 
 def _chain_goes_on_below(lines: list[str], ctx: PostprocessContext) -> str | None:

@@ -130,14 +130,28 @@ def rejoin_stop_word(suffix: str) -> str | None:
     return "\n" + "\n".join(lines[start:end]) + "\n"
 
 
+def _code_below(suffix: str, count: int) -> list[str]:
+    """The first `count` non-blank lines after the cursor's line (right-stripped), read only as far as needed."""
+    out: list[str] = []
+    start = suffix.find("\n") + 1
+    while start and len(out) < count:
+        end = suffix.find("\n", start)
+        line = suffix[start:] if end < 0 else suffix[start:end]
+        if line.strip():
+            out.append(line.rstrip())
+        start = end + 1
+    return out
+
+
 def rejoined_as_body(text: str, line_prefix: str, suffix: str) -> str | None:
     """The text before a line equal to the next line of code below the cursor, when the line above it opens a block
     that line is deeper than: the model wrote the opener whose body the user already has, then that body (HumanEval/55:
     `return 0`, `elif n == 1:`, then the `return 1` below). The rejoin stop word misses this when the line below is
     too common to stop at by itself (`return 1`, `}`) and the model went on differently from the code after it."""
-    below = next((line.rstrip() for line in suffix.split("\n")[1:] if line.strip()), None)
-    if below is None:
+    code_below = _code_below(suffix, 1)
+    if not code_below:
         return None
+    below = code_below[0]
     lines = text.split("\n")
     for index in range(1, len(lines)):
         if lines[index].rstrip() != below:
@@ -166,7 +180,7 @@ def skipped_ahead(text: str, suffix: str) -> str | None:
     `} else {`, `case`), each followed by lines deeper than itself. A plain statement at a clause's level means the
     model wrote code of its own before it got back (HumanEval single-line tasks did that). Not when the code below
     the cursor is deeper than the item's first line: then that line's body is already there."""
-    below = [line.rstrip() for line in suffix.split("\n")[1:] if line.strip()]
+    below = _code_below(suffix, SKIP_AHEAD_LINES + 1)
     candidates = {line for line in below[1:SKIP_AHEAD_LINES + 1]
                   if len(line) <= MAX_REJOIN_CHARS and len(_WORDS.findall(line)) >= 2}
     lines = text.split("\n")
