@@ -234,10 +234,10 @@ def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    problems = ensure_packages()
+    languages = [name for name in args.languages.split(",") if name]
+    problems = ensure_packages(languages)
     if problems:
         raise SystemExit("crosscode: " + "; ".join(problems))
-    languages = [name for name in args.languages.split(",") if name]
     tasks = {lang: load_tasks(lang, args.count) for lang in languages}
     report: dict[str, Any] = {"config": {"count": args.count, "prefix_tokens": args.prefix_tokens,
                                          "languages": languages, "model": args.model or "default",

@@ -21,6 +21,7 @@ import random
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import Iterable
 from pathlib import Path
 
 from lsp_server.workspace.scan import EXTENSIONS, scan
@@ -69,16 +70,19 @@ class CrossTask:
     defined_in: tuple[str, ...]
 
 
-def ensure_packages() -> list[str]:
-    """Install the npm packages into the bench cache (npm registry); report what else is missing."""
+def ensure_packages(languages: Iterable[str]) -> list[str]:
+    """Install the npm packages into the bench cache (npm registry) when a JavaScript or TypeScript set is asked for;
+    report what else the asked-for languages miss."""
+    languages = set(languages)
     problems = []
-    if not all((NPM_DIR / "node_modules" / name.split("@")[0]).is_dir() for name in NPM_PACKAGES):
+    npm_ready = all((NPM_DIR / "node_modules" / name.split("@")[0]).is_dir() for name in NPM_PACKAGES)
+    if {"javascript", "typescript"} & languages and not npm_ready:
         NPM_DIR.mkdir(parents=True, exist_ok=True)
         result = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent", "--prefix", str(NPM_DIR),
                                  *NPM_PACKAGES], capture_output=True, text=True)
         if result.returncode != 0:
             problems.append(f"npm install failed: {result.stderr.strip()[-300:]}")
-    if not any((GO_ROOT / p).is_dir() for p in GO_PACKAGES):
+    if "go" in languages and not any((GO_ROOT / p).is_dir() for p in GO_PACKAGES):
         problems.append("no Go sources: apt-get install -y --no-install-recommends " + " ".join(DEBIAN_GO_PACKAGES))
     return problems
 

@@ -181,6 +181,11 @@ class LocalServerSettings:
     #: `--cache-reuse N`: reuse cached chunks of at least N tokens by shifting them (llama.cpp PR #9866), so a
     #: context block that changed in the middle does not cost a full prefill of what follows. 0 turns it off.
     cache_reuse: int = 256
+    #: `--cache-ram N` (MiB): llama-server keeps the prompts a slot moves away from in RAM and restores one when a
+    #: request continues it (switching files, a prefetch with another context block). Its own default, 8 GiB, let the
+    #: accepting-user replay grow it by ~10 MiB per distinct prompt (684 MiB after 100 s of typing with Gemma 270M);
+    #: 256 keeps the last few dozen prompts of a small model. -1: no limit, 0: off.
+    cache_ram: int = 256
     #: `-b`: llama-server's `/infill` keeps at most n_ctx(slot) - batch - 2·n_predict tokens of `input_extra` (other
     #: files) and at most 3/4 of a batch of prefix, so the default batch (2048 = a whole 2048-token slot) silently
     #: drops all context. 0 picks 11/16 of a slot (1408 of 2048: prefix ≤ 1056, room for ~500 context tokens).
@@ -195,6 +200,8 @@ class LocalServerSettings:
             raise ValueError("ctx_size must be at least 256")
         if self.cache_reuse < 0:
             raise ValueError("cache_reuse must not be negative")
+        if self.cache_ram < -1:
+            raise ValueError("cache_ram must be a number of MiB, 0 (off) or -1 (no limit)")
         if self.batch_size < 0:
             raise ValueError("batch_size must not be negative")
         if self.start_timeout <= 0:

@@ -66,6 +66,8 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
         args.append("--swa-full")
     if settings.cache_reuse and "--cache-reuse" not in settings.extra_args:
         args += ["--cache-reuse", str(settings.cache_reuse)]
+    if not {"-cram", "--cache-ram"} & set(settings.extra_args):
+        args += ["--cache-ram", str(settings.cache_ram)]
     if not {"-b", "--batch-size"} & set(settings.extra_args):
         args += ["-b", str(batch_size(settings))]
     if settings.embedding:

@@ -114,3 +114,11 @@ def test_settings_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         HttpSettings().read_timeout = 1  # type: ignore[misc]
     assert LocalServerSettings().parallel >= 1
+
+
+def test_local_cache_ram_is_bounded_and_validated():
+    assert LocalServerSettings().cache_ram == 256
+    config = from_dict(EngineConfig, {"completion": {"local": {"cacheRam": -1}}})
+    assert config.completion.local.cache_ram == -1
+    with pytest.raises(ValueError, match="cache_ram"):
+        LocalServerSettings(cache_ram=-2)

@@ -69,6 +69,10 @@ def test_server_args_from_settings():
     assert "--swa-full" not in server_args("b", "m", 1, LocalServerSettings(swa_full=False))
     assert "--cache-reuse 256" in minimal  # a changed context block does not cost a full prefill
     assert "--cache-reuse" not in server_args("b", "m", 1, LocalServerSettings(cache_reuse=0))
+    # the RAM prompt cache is bounded (llama-server's own default is 8 GiB)
+    assert "--cache-ram 256" in minimal
+    assert "--cache-ram 0" in " ".join(server_args("b", "m", 1, LocalServerSettings(cache_ram=0)))
+    assert server_args("b", "m", 1, LocalServerSettings(extra_args=("-cram", "64"))).count("--cache-ram") == 0
     # /infill keeps input_extra only within n_ctx(slot) - batch: the batch leaves room for other files' snippets
     assert "-b 1408" in minimal  # 4096 / 2 slots = 2048 per slot
     assert "-b 512" in " ".join(server_args("b", "m", 1, LocalServerSettings(batch_size=512)))
