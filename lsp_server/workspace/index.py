@@ -126,6 +126,15 @@ class WindowIndex:
         self._by_key = {key: [remap[i] for i in ids if i in remap] for key, ids in self._by_key.items()}
         self._dead = 0
 
+    def _df(self, ids: array) -> int:
+        """Live windows holding a word. Removed windows stay in the postings until the next compaction; counting them
+        made document frequencies exceed the number of live windows once files were closed, and BM25's IDF negative
+        (ring chunks of closed files scored down to -4.6 in the typing replay)."""
+        if not self._dead:
+            return len(ids)
+        windows = self.windows
+        return sum(1 for window_id in ids if windows[window_id] is not None)
+
     def search(self, query: dict[str, int], method: str = "bm25", limit: int = 20,
                skip: Callable[[Window], bool] | None = None) -> list[tuple[float, Window]]:
         """The best `limit` windows for the query's identifier counts. `skip(window)` True leaves a window out."""
@@ -136,12 +145,12 @@ class WindowIndex:
         scores: dict[int, float] = {}
         postings = sorted(((word, self._postings[word]) for word in query if word in self._postings),
                           key=lambda item: len(item[1][0]))
-        postings = [(word, p) for word, p in postings if len(p[0]) <= common][:MAX_QUERY_TERMS]
+        postings = [(word, p) for word, p in postings if self._df(p[0]) <= common][:MAX_QUERY_TERMS]
         if method == "bm25":
             average = self._total_length / live
             windows = self.windows
             for _word, posting in postings:
-                df = len(posting[0])
+                df = self._df(posting[0])
                 idf = math.log(1.0 + (live - df + 0.5) / (df + 0.5))
                 for window_id, tf in zip(*posting):
                     window = windows[window_id]
@@ -181,7 +190,7 @@ class WindowIndex:
         for word in query:
             if word in words:
                 posting = self._postings.get(word)
-                df = len(posting[0]) if posting else 0
+                df = self._df(posting[0]) if posting else 0
                 score += math.log(1.0 + (live - df + 0.5) / (df + 0.5)) * (K1 + 1.0) / norm
         return score
 

@@ -24,7 +24,7 @@ from ..secrets import excluded_by, uri_to_path
 from . import budget as budget_mod
 from .index import WindowIndex
 from .ring import Chunk, Ring
-from .ranking import Candidate, dedupe, drop_shown, rank_key, stable_order
+from .ranking import Candidate, dedupe, drop_shown, rank_key, relevant, same_language, stable_order
 from . import watch
 from .scan import folder_name, language_of, read_text, walk
 from .settings import ContextSettings
@@ -545,7 +545,8 @@ class WorkspaceContext:
         ring = [c for c in self.ring.chunks if not (c.key == key and c.start >= 0 and c.start < prompt_lines[1]
                                                    and prompt_lines[0] < c.end)]
         candidates += [dataclasses.replace(c, score=self._score(query, c.words)) for c in ring]
-        candidates = [c for c in candidates if not self.excluded(c.key)]
+        candidates = [c for c in candidates
+                      if not self.excluded(c.key) and same_language(c, cursor.language) and relevant(c)]
         candidates = dedupe(drop_shown(candidates, key, prompt_lines, cursor_words))
         if self.embed is not None and s.embedding_rerank and len(candidates) > 1:
             candidates = await self._rerank(above_text + "\n" + below_text, candidates)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from .scan import language_of
 from .text import identifiers, jaccard
 
 _WORDS: OrderedDict[str, frozenset] = OrderedDict()
@@ -50,6 +51,31 @@ class Candidate:
     @property
     def place(self) -> tuple[str, int, int, str]:
         return (self.key, self.start, self.end, self.source)
+
+
+#: Languages whose code stands in for each other's as context (one family); any other two are kept apart.
+LANGUAGE_FAMILY = {"javascriptreact": "javascript", "typescript": "javascript", "typescriptreact": "javascript",
+                   "vue": "javascript", "cpp": "c"}
+#: Sources chosen for their similarity to the code around the cursor: with a score of 0 or less they share nothing.
+SIMILARITY_SOURCES = frozenset({"edit", "view", "open", "file"})
+
+
+def same_language(candidate: Candidate, language: str | None) -> bool:
+    """Whether a candidate comes from a file of the cursor's language family. Copilot shows neighbouring tabs of the
+    cursor's language only; measured here, the recently edited chunks of the typing replay's other files (TypeScript
+    above Python, Python above Go) took up to 470 tokens of a prompt while sharing no identifier with the cursor.
+    Unknown languages pass, and so does yanked text (copied to be pasted here)."""
+    if not language or candidate.source in ("yank", "next"):
+        return True
+    theirs = language_of(candidate.key)
+    return theirs is None or LANGUAGE_FAMILY.get(theirs, theirs) == LANGUAGE_FAMILY.get(language, language)
+
+
+def relevant(candidate: Candidate) -> bool:
+    """A similar-code candidate must share something with the cursor's window (score above 0): one that does not
+    costs prompt tokens and shows the model unrelated code. Definitions, yanks and the next lines have their own
+    reasons to be there."""
+    return candidate.source not in SIMILARITY_SOURCES or candidate.score > 0
 
 
 def overlaps(candidate: Candidate, key: str, lines: tuple[int, int]) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lsp_server.workspace.index import WindowIndex
-from lsp_server.workspace.ranking import Candidate, dedupe, drop_shown, stable_order
+from lsp_server.workspace.ranking import Candidate, dedupe, drop_shown, relevant, same_language, stable_order
 from lsp_server.workspace.text import identifiers, jaccard, term_counts, windows
 
 
@@ -105,3 +105,42 @@ def test_stable_order_keeps_earlier_snippets_in_place_and_appends_new_ones():
     assert stable_order([b, a], order) == [b, a]
     # b's score now lower than c's, a dropped: b keeps its place at the front, c comes after it
     assert stable_order([c, b], order) == [b, c]
+
+
+def test_same_language_keeps_families_together():
+    ts = Candidate("open", "/w/a.ts", "a.ts", 0, 5, "x")
+    py = Candidate("edit", "/w/b.py", "b.py", 0, 5, "x")
+    other = Candidate("file", "/w/Makefile", "Makefile", 0, 5, "x")
+    yank = Candidate("yank", "/w/c.py", "c.py", -1, -1, "x")
+    assert same_language(ts, "javascript") and same_language(ts, "typescriptreact")
+    assert not same_language(py, "go") and same_language(py, "python")
+    assert same_language(other, "go"), "a file of no known language is not judged"
+    assert same_language(yank, "go"), "yanked text was copied to be pasted here"
+    assert same_language(py, ""), "an unknown cursor language keeps everything"
+    assert same_language(Candidate("open", "/w/x.hpp", "x.hpp", 0, 1, "x"), "c")
+
+
+def test_similar_code_must_share_something_with_the_cursor():
+    assert not relevant(Candidate("edit", "k", "k", 0, 1, "x", score=0.0))
+    assert not relevant(Candidate("open", "k", "k", 0, 1, "x", score=-2.4))
+    assert relevant(Candidate("file", "k", "k", 0, 1, "x", score=0.3))
+    assert relevant(Candidate("definition", "k", "k", 0, 1, "x", score=0.0))
+    assert relevant(Candidate("yank", "k", "k", -1, -1, "x", score=0.0))
+
+
+def test_removed_windows_do_not_count_in_document_frequencies():
+    """Closed files' windows stay in the postings until compaction; they must not make IDF negative."""
+    index = WindowIndex()
+    add(index, "open.py", "total = compute_total(order_lines)")
+    for i in range(5):
+        add(index, f"closed{i}.py", f"total = compute_total(order_lines)\nfiller_{i} = 0")
+    for i in range(5):
+        index.remove(f"closed{i}.py")
+    fresh = WindowIndex()
+    add(fresh, "open.py", "total = compute_total(order_lines)")
+    query = term_counts("grand = compute_total(order_lines)")
+    chunk = frozenset(identifiers("compute_total(order_lines)"))
+    assert index.score_words(query, chunk) == pytest.approx(fresh.score_words(query, chunk))
+    assert index.score_words(query, chunk) > 0
+    [(score, window)] = index.search(query, "bm25")
+    assert window.key == "open.py" and score == pytest.approx(fresh.search(query, "bm25")[0][0])

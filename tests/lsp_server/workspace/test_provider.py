@@ -221,3 +221,29 @@ async def test_embedding_rerank_blends_in_similarity_and_survives_a_failing_back
     ws.embed = broken
     ws._bump()
     assert len((await select(ws, cursor(uri, "value = shared_token\n", 0))).snippets) == 2
+
+
+async def test_other_languages_and_unrelated_edits_stay_out(tmp_path):
+    """The typing replay's prompts carried recently edited TypeScript above Python and Python above Go, sharing no
+    identifier with the cursor: only code of the cursor's language family that shares something with it is kept."""
+    ws, docs = await make(tmp_path, ContextSettings(workspace_files=False, definitions=False))
+    sources = {
+        "file:///w/invoice.ts": ("typescript",
+                                 "function computeInvoiceTotal(invoiceLines: number[], taxRate: number) {\n"
+                                 "  return invoiceLines.reduce((a, b) => a + b, 0) * (1 + taxRate);\n}\n"),
+        "file:///w/billing.go": ("go", "func computeInvoiceTotal(invoiceLines []float64, taxRate float64) float64 {\n"
+                                 "\treturn 0\n}\n"),
+        "file:///w/weather.js": ("javascript", "function rainfallAverage(readings) {\n  return readings.length;\n}\n"),
+    }
+    for uri, (language, text) in sources.items():
+        docs[uri] = Doc(text, language)
+        ws.opened(uri)
+        ws.changed(uri, 1)  # recently edited: a ring chunk
+    ws.tick()
+    uri = "file:///w/main.js"
+    text = "function bill(invoiceLines, taxRate) {\n  const total = computeInvoiceTotal("
+    docs[uri] = Doc(text, "javascript")
+    ws.opened(uri)
+    selection = await ws.select(CursorInfo(uri, text, "", 1, "javascript"), prompt_lines=(0, 2))
+    assert selection.snippets, "the TypeScript file shares the identifiers and is of the same family"
+    assert {s.filename for s in selection.snippets} == {"invoice.ts"}
