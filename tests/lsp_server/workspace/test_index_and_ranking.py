@@ -144,3 +144,21 @@ def test_removed_windows_do_not_count_in_document_frequencies():
     assert index.score_words(query, chunk) > 0
     [(score, window)] = index.search(query, "bm25")
     assert window.key == "open.py" and score == pytest.approx(fresh.search(query, "bm25")[0][0])
+
+
+def test_postings_survive_growth_from_one_window_and_compaction():
+    """A word's postings start as one packed entry and grow; compaction keeps ids and frequencies."""
+    index = WindowIndex()
+    add(index, "first.py", "rare_token = 1")
+    add(index, "second.py", "rare_token = rare_token + rare_token")
+    for i in range(1100):
+        add(index, f"gone{i}.py", f"filler_{i} = 0")
+    for i in range(1100):
+        index.remove(f"gone{i}.py")
+    found = {w.key: score for score, w in index.search(term_counts("rare_token"), "bm25")}
+    fresh = WindowIndex()
+    add(fresh, "first.py", "rare_token = 1")
+    add(fresh, "second.py", "rare_token = rare_token + rare_token")
+    expected = {w.key: score for score, w in fresh.search(term_counts("rare_token"), "bm25")}
+    assert found == pytest.approx(expected) and found["second.py"] > found["first.py"]
+
