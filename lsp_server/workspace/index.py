@@ -143,14 +143,14 @@ class WindowIndex:
         self._by_key = {key: array("I", (remap[i] for i in ids if i in remap)) for key, ids in self._by_key.items()}
         self._dead = 0
 
-    def _df(self, entries: array | tuple[int, ...]) -> int:
-        """Live windows holding a word. Removed windows stay in the postings until the next compaction; counting them
-        made document frequencies exceed the number of live windows once files were closed, and BM25's IDF negative
-        (ring chunks of closed files scored down to -4.6 in the typing replay)."""
-        if not self._dead:
-            return len(entries)
-        windows = self.windows
-        return sum(1 for entry in entries if windows[entry >> TF_BITS] is not None)
+    def _idf(self, df: int) -> float:
+        """BM25's IDF. Removed windows stay in the postings until the next compaction, so document frequencies count
+        them, and so must the number of windows (Lucene does the same until a merge): against the live count alone,
+        frequencies exceeded it once files were closed and IDF went negative (ring chunks of closed files scored down
+        to -4.6 in the typing replay). Counting live entries instead cost a walk of every query word's postings:
+        retrieval p99 went from 10 to 26 ms on a 2,000-file workspace."""
+        n = len(self.windows)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
     def search(self, query: dict[str, int], method: str = "bm25", limit: int = 20,
                skip: Callable[[Window], bool] | None = None) -> list[tuple[float, Window]]:
@@ -158,17 +158,16 @@ class WindowIndex:
         if not query or not self._live:
             return []
         live = self._live
-        common = COMMON_SHARE * live if live >= MIN_WINDOWS_FOR_COMMON else float("inf")
+        common = COMMON_SHARE * len(self.windows) if live >= MIN_WINDOWS_FOR_COMMON else float("inf")
         scores: dict[int, float] = {}
         postings = sorted(((word, entries_of(self._postings[word])) for word in query if word in self._postings),
                           key=lambda item: len(item[1]))
-        postings = [(word, p) for word, p in postings if self._df(p) <= common][:MAX_QUERY_TERMS]
+        postings = [(word, p) for word, p in postings if len(p) <= common][:MAX_QUERY_TERMS]
         if method == "bm25":
             average = self._total_length / live
             windows = self.windows
             for _word, posting in postings:
-                df = self._df(posting)
-                idf = math.log(1.0 + (live - df + 0.5) / (df + 0.5))
+                idf = self._idf(len(posting))
                 for entry in posting:
                     window_id, tf = entry >> TF_BITS, entry & TF_MAX
                     window = windows[window_id]
@@ -202,15 +201,13 @@ class WindowIndex:
 
     def score_words(self, query: dict[str, int], words: frozenset) -> float:
         """BM25 of a text outside the index (a ring chunk) with the index's statistics (each word counted once)."""
-        live = max(1, self._live)
-        average = self._total_length / live if self._live else max(1, len(words))
+        average = self._total_length / self._live if self._live else max(1, len(words))
         norm = 1.0 + K1 * (1.0 - B + B * len(words) / average)
         score = 0.0
         for word in query:
             if word in words:
                 posting = self._postings.get(word)
-                df = self._df(entries_of(posting)) if posting is not None else 0
-                score += math.log(1.0 + (live - df + 0.5) / (df + 0.5)) * (K1 + 1.0) / norm
+                score += self._idf(len(entries_of(posting)) if posting is not None else 0) * (K1 + 1.0) / norm
         return score
 
     def memory_estimate(self) -> int:
