@@ -21,8 +21,8 @@ import random
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Iterable
 from pathlib import Path
+from typing import Iterable
 
 from lsp_server.workspace.scan import EXTENSIONS, scan
 from lsp_server.workspace.tags import definitions

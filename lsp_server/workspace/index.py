@@ -148,7 +148,7 @@ class WindowIndex:
         them, and so must the number of windows (Lucene does the same until a merge): against the live count alone,
         frequencies exceeded it once files were closed and IDF went negative (ring chunks of closed files scored down
         to -4.6 in the typing replay). Counting live entries instead cost a walk of every query word's postings:
-        retrieval p99 went from 10 to 26 ms on a 2,000-file workspace."""
+        retrieval p99 13.0 ms against 7.6 on a 2,000-file workspace."""
         n = len(self.windows)
         return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 

@@ -63,7 +63,7 @@ SIMILARITY_SOURCES = frozenset({"edit", "view", "open", "file"})
 def same_language(candidate: Candidate, language: str | None) -> bool:
     """Whether a candidate comes from a file of the cursor's language family. Copilot shows neighbouring tabs of the
     cursor's language only; measured here, the recently edited chunks of the typing replay's other files (TypeScript
-    above Python, Python above Go) took up to 470 tokens of a prompt while sharing no identifier with the cursor.
+    above Python, Python above Go) took up to 470 tokens of a prompt, scoring -4.6 to 1.3 against the cursor's window.
     Unknown languages pass, and so does yanked text (copied to be pasted here)."""
     if not language or candidate.source in ("yank", "next"):
         return True
