@@ -56,15 +56,6 @@ def _width(line: str) -> int:
     return len(line[:len(line) - len(line.lstrip(" \t"))].expandtabs(4))
 
 
-def _next_code_line(suffix: str) -> str | None:
-    """The first non-blank line after the cursor's line, or None at the end of the document."""
-    for line in suffix.split("\n")[1:]:
-        line = line.rstrip("\r")
-        if line.strip():
-            return line
-    return None
-
-
 def inside_code_run(prefix: str, suffix: str, line_prefix: str) -> bool:
     """The cursor sits in the indentation of an empty line and the line below is code at least as deep: a line (or a
     few) is being added to existing code, not a block being written where one is missing (at the end of a block the
