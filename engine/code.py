@@ -217,11 +217,12 @@ class CodeGeneration:
                 yield restore_line_endings(text, run.crlf)
 
     async def warm(self, request: CompletionRequest) -> bool:
-        """Have the model server prefill the prompt's beginning (the context block) without generating, so the next
+        """Have the model server prefill the prompt (the context block first) without generating, so the next
         request's prefill is only what changed. Only backends that can (llama-server) do it; returns whether one was
-        sent."""
+        sent. A request without a prefix is not sent: on the wire it would look like a completion that lost the text
+        before the cursor."""
         warm = getattr(self.stream, "warm", None)
-        if warm is None or not request.context:
+        if warm is None or not request.context or not request.prefix:
             return False
         run = await self._start(request)
         await warm(run.prompt)

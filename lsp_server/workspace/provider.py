@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
-from engine.types import ContextSnippet
+from engine.types import CompletionRequest, ContextSnippet
 
 from ..secrets import excluded_by, uri_to_path
 from . import budget as budget_mod
@@ -144,6 +144,8 @@ class WorkspaceContext:
         self.scan_done = False
         self.last_report: dict[str, Any] | None = None
         self.last_cursor: CursorInfo | None = None
+        #: The engine request made there (before context was attached): what a warm-up sends again.
+        self.last_request: CompletionRequest | None = None
         self.last_prompt_lines: tuple[int, int] = (0, 0)
         #: The snippets last prefilled into the model server (warming again with the same ones is useless).
         self.last_warmed: tuple = ()

@@ -30,6 +30,7 @@ async def attach(workspace: WorkspaceContext | None, request: CompletionRequest,
         return request
     cursor = CursorInfo(uri, request.prefix, request.suffix, line, request.language)
     workspace.viewed(cursor)
+    workspace.last_request = request
     try:
         prefix_only = bool(generation.template.prefix_only)
         lines = prompt_lines(request.prefix, request.suffix, line, generation.max_prefix_tokens,
@@ -47,11 +48,17 @@ async def attach(workspace: WorkspaceContext | None, request: CompletionRequest,
 
 
 async def warm(workspace: WorkspaceContext | None, engine: Any) -> bool:
-    """Prefill the context block the next request at the last cursor will use (`n_predict: 0`)."""
+    """Prefill the prompt the next request at the last cursor will use (`n_predict: 0`): the last request again, with
+    the context chosen now.
+
+    The whole request, not the context block alone with an empty prefix: a model server (and an LSP fuzzer reading
+    its requests) cannot tell a bare block from a completion that lost the text before the cursor, and the prefix is
+    what the next request there reuses most of. Nothing is sent for a cursor with nothing before it."""
     if workspace is None or engine is None or workspace.last_cursor is None or not workspace.settings.warm_cache:
         return False
+    last = workspace.last_request
     generation = getattr(engine, "generation", None)
-    if generation is None:
+    if generation is None or last is None or not last.prefix:
         return False
     cursor = workspace.last_cursor
     try:
@@ -61,9 +68,9 @@ async def warm(workspace: WorkspaceContext | None, engine: Any) -> bool:
         if not selection.snippets or selection.snippets == workspace.last_warmed:
             return False
         workspace.last_warmed = selection.snippets
-        bare = CompletionRequest(prefix="", suffix="", language=cursor.language, context=selection.snippets,
-                                 repo=selection.repo, relative_path=selection.relative_path)
-        return bool(await engine.warm(bare))
+        request = dataclasses.replace(last, context=selection.snippets, repo=selection.repo,
+                                      relative_path=selection.relative_path)
+        return bool(await engine.warm(request))
     except Exception as exc:
         log.debug("warming the prompt cache failed: %s", exc)
         return False

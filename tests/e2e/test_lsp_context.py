@@ -173,4 +173,6 @@ async def test_idle_server_warms_llama_server_with_the_new_context(lsp_client_fi
         warm = [body for path, body, _ in proxy.exchanges if path == "/infill" and body.get("n_predict") == 0]
         await asyncio.sleep(0.05)
     assert warm, "no n_predict 0 request reached llama-server"
-    assert warm[-1]["input_prefix"] == "" and [e["filename"] for e in warm[-1]["input_extra"]] == ["invoices.py"]
+    # The last request's own prompt (issue 27: a bare context block with an empty prefix looked like a completion
+    # that had lost the text before the cursor), with the context chosen after the edit.
+    assert warm[-1]["input_prefix"] == CURRENT and [e["filename"] for e in warm[-1]["input_extra"]] == ["invoices.py"]

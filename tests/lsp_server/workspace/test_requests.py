@@ -1,4 +1,5 @@
-"""Attaching context to engine requests: nothing changes when there is nothing to add, or when choosing fails."""
+"""Attaching context to engine requests: nothing changes when there is nothing to add, or when choosing fails; and
+warming the model server's cache with the last request (issue 27: never a bare context block with an empty prefix)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from engine.prompt import PromptTemplate
 from engine.types import CompletionRequest
 from lsp_server.workspace import ContextSettings, WorkspaceContext
-from lsp_server.workspace.requests import attach, prompt_lines
+from lsp_server.workspace.requests import attach, prompt_lines, warm
 
 
 @dataclass
@@ -63,3 +64,47 @@ def test_prompt_lines_cover_what_the_prompt_shows():
     prefix = "".join(f"line {i}\n" for i in range(100))
     assert prompt_lines(prefix, "a\nb\nc\n", 100, 1024, 256, prefix_only=True) == (0, 101)
     assert prompt_lines(prefix, "a\nb\nc\n", 100, 5, 256, prefix_only=False) == (97, 105)
+
+
+class WarmEngine:
+    """An engine that records the warm-ups it is asked for."""
+
+    def __init__(self) -> None:
+        self.generation = Generation(PromptTemplate.from_setting(None))
+        self.warmed: list[CompletionRequest] = []
+
+    async def warm(self, request: CompletionRequest) -> bool:
+        self.warmed.append(request)
+        return True
+
+
+INVOICES = {"file:///w/a.py": Doc("total = compute_invoice_total("),
+            "file:///w/b.py": Doc("def compute_invoice_total(invoice_lines):\n    return sum(invoice_lines)\n")}
+
+
+def invoices_workspace() -> WorkspaceContext:
+    ws = WorkspaceContext(ContextSettings(), INVOICES)
+    for uri in INVOICES:
+        ws.opened(uri)
+    return ws
+
+
+async def test_a_warm_up_sends_the_last_request_again_with_the_context_chosen_now():
+    ws, engine = invoices_workspace(), WarmEngine()
+    request = CompletionRequest(prefix="total = compute_invoice_total(", suffix=")\n", language="python",
+                                filepath="/w/a.py")
+    assert (await attach(ws, request, "file:///w/a.py", 0, engine.generation)).context
+    assert await warm(ws, engine)
+    (sent,) = engine.warmed
+    # The text before and after the cursor as the request had it: a model server's log shows a real prompt.
+    assert (sent.prefix, sent.suffix, sent.filepath) == (request.prefix, request.suffix, request.filepath)
+    assert [s.filename for s in sent.context] == ["b.py"] and sent.relative_path == "a.py"
+    assert not await warm(ws, engine) and len(engine.warmed) == 1  # the same context again: nothing to prefill
+
+
+async def test_no_warm_up_for_a_cursor_with_nothing_before_it():
+    ws, engine = invoices_workspace(), WarmEngine()
+    request = CompletionRequest(prefix="", suffix="total = compute_invoice_total(\n", language="python")
+    assert (await attach(ws, request, "file:///w/a.py", 0, engine.generation)).context  # there is context to warm
+    assert not await warm(ws, engine)
+    assert engine.warmed == []
