@@ -184,12 +184,16 @@ class SettingsStore:
             out = merge(out, layers.get(name) or {})
         return out
 
-    def update(self, layer: str, data: Mapping[str, Any] | None) -> ServerSettings:
-        if layer not in self._layers:
-            raise ValueError(f"unknown settings layer {layer!r}")
+    def update(self, layer: str, data: Mapping[str, Any] | None, *, replaces: tuple[str, ...] = ()) -> ServerSettings:
+        """`replaces`: layers the new data supersedes, emptied with it (a pulled configuration replaces what the
+        client pushed before: it is the client's whole current configuration)."""
+        if layer not in self._layers or any(name not in self._layers for name in replaces):
+            raise ValueError(f"unknown settings layer in {(layer, *replaces)!r}")
         if data is not None and not isinstance(data, Mapping):
             raise ConfigError(SECTION, f"expected a table of settings, got {data!r}")
         candidate = dict(self._layers)
+        for name in replaces:
+            candidate[name] = {}
         candidate[layer] = dict(data or {})
         settings = parse_settings(self.merged(candidate))
         self._layers = candidate

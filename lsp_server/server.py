@@ -145,11 +145,11 @@ class InfillServer(LanguageServer):
         self.logging.configure(self.settings.log_level, self.window_log_message, self.settings.log_file,
                                self._secrets())
 
-    def update_settings(self, layer: str, data: Any) -> bool:
+    def update_settings(self, layer: str, data: Any, replaces: tuple[str, ...] = ()) -> bool:
         """Apply one configuration source; on an invalid value tell the user (naming the key) and keep the last
         good settings. Returns whether the settings were accepted."""
         try:
-            self.settings_store.update(layer, _plain(data))
+            self.settings_store.update(layer, _plain(data), replaces=replaces)
             return True
         except ConfigError as exc:
             self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")
@@ -176,7 +176,8 @@ class InfillServer(LanguageServer):
         self.status.reset_disabled()
         self.workspace_context.configure(self.settings.context, self.settings.exclude)
 
-    async def pull_workspace_configuration(self) -> None:
+    async def pull_workspace_configuration(self, replaces: tuple[str, ...] = ()) -> None:
+        """`replaces`: the settings layers the pulled configuration supersedes (see SettingsStore.update)."""
         if not self._client_supports_configuration():
             return
         try:
@@ -187,7 +188,7 @@ class InfillServer(LanguageServer):
             return
         value = result[0] if result else None
         if value is not None:
-            self.update_settings("workspace", value)
+            self.update_settings("workspace", value, replaces)
 
 
 def purge_finished_futures(ls: LanguageServer) -> None:
@@ -264,8 +265,9 @@ def build_server() -> InfillServer:
                 ls.update_settings("change", settings[SECTION])
             elif settings:
                 ls.update_settings("change", settings)
-            else:  # the client only says "something changed": ask for it
-                await ls.pull_workspace_configuration()
+            else:  # the client only says "something changed": ask for it. What it pushed before is outdated:
+                # the pulled configuration is its whole current one (else an older push would still override it).
+                await ls.pull_workspace_configuration(replaces=("change",))
             await ls.apply_settings(previous)
             if ls.service is not None and ls.settings.enabled and ls.service.engine is None:
                 await ls.service.start()

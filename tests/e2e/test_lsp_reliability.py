@@ -245,3 +245,18 @@ async def test_failures_are_logged_quietly_and_never_popped_up(session: Session)
     assert "result" in await session.ask("infill/stats", {})
     assert session.client.show_messages == []
     assert "Traceback" not in session.server.log_text()
+
+
+async def test_a_pulled_configuration_replaces_what_the_client_pushed_before(session: Session):
+    """A change without settings means "pull them": the pulled configuration is the client's whole current one, so
+    what it pushed earlier must not override it (the fuzz of issue 27 found a pushed 2-token prefix budget still in
+    force after the client had pulled whole-document budgets)."""
+    uri = session.open("def f(x):\n    return x\n")
+    pushed = merge(session.client.settings, {"completion": {"max_prefix_tokens": 2}})
+    session.client.notify("workspace/didChangeConfiguration", {"settings": {"infill": pushed}})
+    assert "error" not in await session.complete(uri, 1, 4)
+    assert len(session.backend.calls[-1][0]) <= 8  # 2 tokens: 8 characters without a tokenizer
+    session.client.settings = merge(session.client.settings, {"completion": {"max_prefix_tokens": 1024}})
+    session.client.notify("workspace/didChangeConfiguration", {"settings": None})
+    assert "error" not in await session.complete(uri, 1, 5)
+    assert session.backend.calls[-1][0] == "def f(x):\n    r"
