@@ -303,22 +303,51 @@ def normalize_uri(uri: str) -> str:
 
 
 class DocumentStore:
-    """The documents the editor has open, keyed by normalised URI (see `normalize_uri`)."""
+    """The documents the editor has open: one per URI as the client spelled it in `didOpen`, each reachable by any
+    equivalent spelling (see `normalize_uri`).
+
+    Keyed by the spelling, not by the normalised key alone: a client that opens `a.py` and `a%2Epy` holds two
+    documents, and each has its own text. With one entry per key the second `didOpen` replaced the first's text, so
+    requests and edits for the first spelling read the second's (an outside fuzzer saw prompts with an empty prefix
+    at line 793 of a 14,816-character document: issue 27). A spelling that was not opened (a client writing
+    `c%3A` in requests and `C:` in `didOpen`) reaches the document of its key most recently opened. Documents carry
+    the normalised key as their `uri`: caches and sessions keep one state per file."""
 
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
+        #: Normalised key → the spellings open under it, most recently opened last.
+        self._spellings: dict[str, list[str]] = {}
 
     def open(self, uri: str, text: str, language_id: str = "plaintext", version: int | None = None) -> Document:
         key = normalize_uri(uri)
         doc = Document(key, text, language_id or "plaintext", version)
-        self._docs[key] = doc
+        self._docs[uri] = doc
+        spellings = self._spellings.setdefault(key, [])
+        if uri in spellings:
+            spellings.remove(uri)
+        spellings.append(uri)
         return doc
 
     def get(self, uri: str) -> Document | None:
-        return self._docs.get(normalize_uri(uri))
+        doc = self._docs.get(uri)
+        if doc is not None:
+            return doc
+        spellings = self._spellings.get(normalize_uri(uri))
+        return self._docs[spellings[-1]] if spellings else None
 
-    def close(self, uri: str) -> None:
-        self._docs.pop(normalize_uri(uri), None)
+    def close(self, uri: str) -> bool:
+        """Close the document opened as `uri` (else the latest one of its key); returns whether another spelling of
+        the same file is still open."""
+        key = normalize_uri(uri)
+        spellings = self._spellings.get(key)
+        if not spellings:
+            return False
+        spelling = uri if uri in spellings else spellings[-1]
+        spellings.remove(spelling)
+        del self._docs[spelling]
+        if not spellings:
+            del self._spellings[key]
+        return bool(spellings)
 
     def __len__(self) -> int:
         return len(self._docs)

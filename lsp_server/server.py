@@ -303,7 +303,8 @@ def build_server() -> InfillServer:
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
         purge_finished_futures(ls)
         uri = normalize_uri(params.text_document.uri)
-        ls.documents.close(uri)
+        if ls.documents.close(params.text_document.uri):
+            return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
         ls.speculation.on_change(uri, None)
@@ -362,8 +363,8 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                    ) -> types.InlineCompletionList:
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
-    uri = normalize_uri(params.text_document.uri)  # the store's key: one per file however it is spelled
-    doc = ls.documents.get(uri)
+    uri = normalize_uri(params.text_document.uri)  # one key per file however it is spelled: sessions, caches
+    doc = ls.documents.get(params.text_document.uri)  # the text of the document opened under this spelling
     if ls._config_lock.locked():
         # A configuration change or the start-up is being applied: serve after it, but from the text this request
         # was made for (edits that arrive meanwhile belong to later requests).

@@ -91,18 +91,24 @@ async def test_other_unicode_breaks_do_not_split_lines(client: LanguageClient):
     assert await _prompt(client, uri, 1, 6) == ("a\u2028b\x85c\x1cd\veX\nline1Z", "")
 
 
-async def test_two_spellings_of_one_uri_are_one_document(client: LanguageClient):
-    # Issue 14 item 7: `a.py` and `a%2Epy` name one file; an edit or close through either spelling is that document's.
+async def test_two_spellings_of_one_uri(client: LanguageClient):
+    # Issue 14 item 7: `a.py` and `a%2Epy` name one file; an edit or close through a spelling that was not opened is
+    # the file's document's. Issue 27: a spelling opened as well is a document of its own (the client holds two
+    # texts); with one document per file, requests for `a.py` read the text opened as `a%2Epy`.
     plain, escaped = "file:///work/sample/a.py", "file:///work/sample/a%2Epy"
     _open(client, plain, "abc")
     edit(client, escaped, 2, 0, 3, "X")
     assert await _prompt(client, plain, 0, 4) == ("abcX", "")
-    _open(client, escaped, "reopened")
-    assert await _open_documents(client) == 1
-    edit(client, plain, 2, 0, 8, "!")
-    assert await _prompt(client, escaped, 0, 9) == ("reopened!", "")
+    _open(client, escaped, "opened again")
+    assert await _open_documents(client) == 2
+    edit(client, plain, 3, 0, 4, "!")
+    assert await _prompt(client, escaped, 0, 12) == ("opened again", "")
+    assert await _prompt(client, plain, 0, 5) == ("abcX!", "")
     client.text_document_did_close(types.DidCloseTextDocumentParams(
         text_document=types.TextDocumentIdentifier(uri=escaped)))
+    assert await _prompt(client, escaped, 0, 5) == ("abcX!", "")  # the file is still open as `a.py`
+    client.text_document_did_close(types.DidCloseTextDocumentParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///work/sample/a%2epy")))
     fake: FakeServer = client.fake  # type: ignore[attr-defined]
     before = len(fake.requests)
     assert not (await complete(client, plain, 0, 1)).items  # closed under either name

@@ -260,3 +260,19 @@ async def test_a_pulled_configuration_replaces_what_the_client_pushed_before(ses
     session.client.notify("workspace/didChangeConfiguration", {"settings": None})
     assert "error" not in await session.complete(uri, 1, 5)
     assert session.backend.calls[-1][0] == "def f(x):\n    r"
+
+
+async def test_two_spellings_of_one_uri_keep_their_own_text(session: Session):
+    """Issue 27: a client opened `f.py` with code and `f%2Epy` empty; requests for `f.py` were completed from the
+    empty text (an empty prefix). Each spelling is a document of its own; its requests and edits use its text."""
+    text = "def area(r):\n    return 3.14 * r * r\n"
+    session.open(text, name="f.py")
+    session.open("", name="f%2Epy")
+    session.client.notify("textDocument/didChange", {"textDocument": {"uri": "file:///work/sample/f.py",
+                                                                      "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "text": "#"}]})
+    assert "error" not in await session.complete("file:///work/sample/f.py", 1, 12)
+    assert session.backend.calls[-1] == ("def area(r):\n    return 3", ".14 * r * r\n#")
+    session.client.notify("textDocument/didClose", {"textDocument": {"uri": "file:///work/sample/f%2Epy"}})
+    assert "error" not in await session.complete("file:///work/sample/f.py", 1, 11)  # still open as f.py
+    assert session.backend.calls[-1] == ("def area(r):\n    return ", "3.14 * r * r\n#")

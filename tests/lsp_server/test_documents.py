@@ -109,13 +109,21 @@ def test_different_uris_stay_different(a, b):
     assert normalize_uri(a) != normalize_uri(b)
 
 
-def test_store_is_keyed_by_the_normalised_uri():
+def test_each_spelling_opened_keeps_its_own_text_and_any_spelling_reaches_the_file():
+    """Issue 27: with one entry per normalised key, opening `a%2Epy` replaced the text of the open `a.py`, and
+    requests for `a.py` then read the other text (an empty prefix where the client's document had hundreds of
+    characters before the cursor)."""
     store = DocumentStore()
     store.open("file:///w/a.py", "x", "python", 1)
-    assert store.get("file:///w/a%2Epy") is store.get("file:///w/a.py")
+    assert store.get("file:///w/a%2Epy") is store.get("file:///w/a.py")  # a spelling never opened: the file's
     store.open("file:///w/a%2Epy", "y", "python", 1)
-    assert len(store) == 1 and store.get("file:///w/a.py").text == "y"
-    store.close("file:///w/a%2epy")
+    assert len(store) == 2
+    assert store.get("file:///w/a.py").text == "x" and store.get("file:///w/a%2Epy").text == "y"
+    assert store.get("file:///w/a%2epy").text == "y"  # not opened as such: the file's latest document
+    assert store.get("file:///w/a.py").uri == store.get("file:///w/a%2Epy").uri == "file:///w/a.py"  # one key
+    assert store.close("file:///w/a%2Epy") is True  # the file is still open as a.py
+    assert store.get("file:///w/a%2Epy").text == "x"
+    assert store.close("file:///w/a%2epy") is False  # closing by another spelling closes the file's document
     assert store.get("file:///w/a.py") is None and len(store) == 0
 
 
