@@ -1,5 +1,5 @@
 """Seeded LSP fuzzing of `infill serve --stdio`: random valid and invalid traffic against a recording loopback
-OpenAI-compatible model server that also misbehaves, checked against a reference model of every document.
+model server that also misbehaves, checked against a reference model of every document.
 
     python3 bench/lsp_fuzz.py --actions 10000 --seeds 1 2 3 --encodings utf-16 utf-8
 
@@ -7,27 +7,40 @@ One run: start the server over pipes (a hand-written JSON-RPC client, so that ma
 invalid params can be sent), initialise it against the loopback backend, then perform `actions` random actions:
 open / edit / close documents (control characters, CRLF and CR, astral characters, lone surrogates, positions past
 the end of a line or of the document, 2 MB documents), inline completion requests (automatic and invoked, several
-choices, some cancelled), bursts, valid and bad settings, malformed frames and requests whose params do not fit.
-The backend answers each completion in a randomly chosen way: a normal stream, HTTP 500, 429, a reset connection, a
-stall, a malformed chunk, a stream that never ends (fast or trickling).
+choices, some cancelled), bursts of typing, storms (many requests and cancels within a millisecond over several
+documents), pauses (the server's once-a-second work runs idle: context flushes, cache warm-ups), valid and bad
+settings (switching between the `openai/completion`, `llama.cpp/completion` and `llama.cpp/infill` kinds, workspace
+context on and off, prompt budgets from whole documents down to 2 tokens), malformed frames and requests whose params
+do not fit. The backend answers each completion in a randomly chosen way: a normal stream, HTTP 500, 429, a reset
+connection, a stall, a malformed chunk, a stream that never ends (fast or trickling).
 
-Checked (each a count in the report; the test suite asserts them, `--check` here too):
+The oracle, for every model request the loopback receives (warm-ups, `n_predict: 0`, included): its text before
+the hole is nothing or a context block ending in the current file's `Path:` label, followed by the end of the
+reference text before the cursor of a request that was still open (or answered at most LATE_S before: counted as
+`after_answer`; or that a still open request typed on from: `joined`), at least half the smallest prefix budget in
+force long when the text is longer (all of it under whole-document budgets); a warm-up's, of a request made before,
+never empty. Its text after the hole is the beginning of the text after that cursor, likewise. Texts compare as the
+engine sends them: lone surrogates as U+FFFD, CRLF as LF. `bad_prompts` counts the model requests that fit no
+request; `empty_prefix` those of them whose text before the hole was empty although the text before the cursor was
+not (issue 27).
+
+Also checked (each a count in the report; the test suite asserts them, `--check` here too):
 - every request answered exactly once, no answer to an unknown id, no -32603 InternalError;
-- every prompt the backend received equals the reference document's text before and after the cursor of a request
-  (with lone surrogates as U+FFFD and CRLF as LF, as the engine sends them): no drift;
 - no text of an excluded file (a `.env`, a `secret_*` file) reached the backend;
 - no completion failed for a reason other than the injected backend faults (a bad setting never stops completions);
 - no `window/showMessage` popup except one per bad setting; every backend stream closed by the end;
 - RSS bounded; `shutdown` then a request gets InvalidRequest; `exit` ends the process with 0 and no child left.
 
-The loopback backend follows OpenAI's documented `/v1/completions` streaming format
+The loopback follows OpenAI's documented `/v1/completions` streaming format
 (https://platform.openai.com/docs/api-reference/completions/create): `data: {"choices":[{"text":...}]}` events and
-`data: [DONE]`."""
+`data: [DONE]`; and llama-server's `/completion` and `/infill` (`data: {"content": ..., "stop": false}` events up to
+one with `"stop": true`; one JSON object, or a list for `n_cmpl`, when not streamed)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import os
 import random
@@ -141,7 +154,51 @@ def random_position(rng: random.Random, text: str, encoding: str) -> tuple[int, 
 
 
 @dataclass
+class ModelCall:
+    """One model request as the loopback received it, in protocol-independent terms."""
+
+    #: "openai" (/v1/completions), "completion" (llama-server /completion with the fuzz template) or "infill".
+    protocol: str
+    #: Everything before the hole: the context block (if any) and the text before the cursor, as the model gets it.
+    before: str
+    #: The text after the cursor (None: the request has none, or it could not be parsed).
+    after: str | None
+    #: A warm-up (`n_predict: 0`: llama-server prefills the prompt and generates nothing).
+    warm: bool = False
+    #: Snippets sent apart from the prompt (`/infill` input_extra).
+    extra: int = 0
+    #: The prompt did not have the template's form.
+    unparsed: bool = False
+
+
+#: The prompt template of the `llama.cpp/completion` kind in the fuzz (markers that random text never contains), so
+#: that the loopback can split a templated prompt back into its prefix and suffix.
+FUZZ_TEMPLATE = "<|pre|>{prefix}<|suf|>{suffix}<|mid|>"
+
+
+def parse_call(path: str, request: dict) -> ModelCall:
+    """The prefix and suffix a model request carries, whichever protocol it came in."""
+    warm = request.get("n_predict") == 0
+    if path.endswith("/infill"):
+        extra = request.get("input_extra")
+        return ModelCall("infill", request.get("input_prefix") or "", request.get("input_suffix"), warm,
+                         len(extra) if isinstance(extra, list) else 0)
+    prompt = request.get("prompt")
+    prompt = prompt if isinstance(prompt, str) else ""
+    if path.endswith("/completion"):
+        if prompt.startswith("<|pre|>") and prompt.endswith("<|mid|>") and "<|suf|>" in prompt:
+            before, _, after = prompt[len("<|pre|>"):-len("<|mid|>")].partition("<|suf|>")
+            return ModelCall("completion", before, after, warm)
+        return ModelCall("completion", prompt, None, warm, unparsed=True)
+    suffix = request.get("suffix")
+    return ModelCall("openai", prompt, suffix if isinstance(suffix, str) else None, warm)
+
+
+@dataclass
 class Backend:
+    """The loopback model server: OpenAI's `/v1/completions` and llama-server's `/completion` and `/infill` (both
+    streamed and not), at `start()`'s endpoint (OpenAI, with `/v1`) and at `root` (llama-server)."""
+
     rng: random.Random
     #: (prompt, suffix) of every completion request as received (long ones cut to EXCERPT characters) ...
     calls: list[tuple[str, str | None]] = field(default_factory=list)
@@ -156,6 +213,11 @@ class Backend:
     #: Modes for the next requests, in order (tests); then random ones, or "normal" without `faults`.
     script: list = field(default_factory=list)
     faults: bool = True
+    #: Called with every model request as it arrives (the fuzz's oracle), before it is answered.
+    on_call: Any = None
+    #: Requests per protocol, warm-ups counted apart.
+    protocols: dict[str, int] = field(default_factory=dict)
+    root: str = ""
     _server: Any = None
     _tasks: set = field(default_factory=set)
 
@@ -165,7 +227,8 @@ class Backend:
 
     async def start(self) -> str:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/v1"
+        self.root = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return f"{self.root}/v1"
 
     async def close(self) -> None:
         self._server.close()
@@ -191,12 +254,14 @@ class Backend:
                 except (asyncio.IncompleteReadError, ConnectionError):
                     return
                 headers = {}
-                for line in head.decode("latin-1").split("\r\n")[1:]:
+                lines = head.decode("latin-1").split("\r\n")
+                for line in lines[1:]:
                     if ":" in line:
                         key, value = line.split(":", 1)
                         headers[key.strip().lower()] = value.strip()
+                path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "/"
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
-                if not await self._answer(body, reader, writer):
+                if not await self._answer(path, body, reader, writer):
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             pass
@@ -204,21 +269,30 @@ class Backend:
             self._tasks.discard(asyncio.current_task())
             writer.close()
 
-    async def _answer(self, body: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(self, path: str, body: bytes, reader: asyncio.StreamReader,
+                      writer: asyncio.StreamWriter) -> bool:
         """Answer one request; False when the connection is finished."""
         try:
             text = body.decode("utf-8")  # strict: the engine must send valid UTF-8
             request = json.loads(text)
+            if not isinstance(request, dict):
+                raise ValueError("not an object")
         except (UnicodeDecodeError, ValueError):
             self.bad_requests += 1
             writer.write(b"HTTP/1.1 400 X\r\nContent-Length: 0\r\n\r\n")
             return True
         if CANARY in text:
             self.bodies_with_canary += 1
-        prompt, suffix = request.get("prompt"), request.get("suffix")
+        call = parse_call(path, request)
+        name = call.protocol + (" warm-up" if call.warm else "")
+        self.protocols[name] = self.protocols.get(name, 0) + 1
+        prompt, suffix = call.before, call.after
         self.keys.append(hash((prompt, suffix)))
         self.calls.append((prompt if len(prompt or "") <= EXCERPT else f"…{prompt[-EXCERPT:]}",
                            suffix if len(suffix or "") <= EXCERPT else f"{suffix[:EXCERPT]}…"))
+        if self.on_call is not None:
+            self.on_call(call)
+        llama = call.protocol != "openai"
         mode = self._mode()
         self.modes[mode] = self.modes.get(mode, 0) + 1
         if mode in ("http500", "http429"):
@@ -231,12 +305,14 @@ class Backend:
         if mode == "reset":
             writer.transport.abort()
             return False
+        if llama and request.get("stream") is False:  # a warm-up or several choices: one JSON reply
+            return await self._reply(mode, request, reader, writer)
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
         self.open_streams += 1
         self.open_modes.append(mode)
         self.max_open_streams = max(self.max_open_streams, self.open_streams)
         try:
-            return await self._stream(mode, request, reader, writer)
+            return await self._stream(mode, llama, reader, writer)
         finally:
             self.open_streams -= 1
             self.open_modes.remove(mode)
@@ -247,7 +323,25 @@ class Backend:
         while await reader.read(4096):
             pass
 
-    async def _stream(self, mode: str, request: dict, reader: asyncio.StreamReader,
+    async def _reply(self, mode: str, request: dict, reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> bool:
+        """llama-server's non-streamed answer: `{"content", "stop"}`, or a list of them for `n_cmpl`."""
+        if mode == "stall":
+            await self._until_closed(reader)
+            return False
+        count = request.get("n_cmpl")
+        one = {"content": "" if request.get("n_predict") == 0 else self.rng.choice(["x", " = 1", "y\n"]),
+               "stop": True, "stop_type": "eos"}
+        reply: Any = [dict(one, index=i) for i in range(count)] if isinstance(count, int) else one
+        payload = json.dumps(reply).encode()
+        if mode == "malformed":
+            payload = self.rng.choice([b"not json", b'{"content": 7}', b"[1, 2]"])
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (len(payload), payload))
+        await writer.drain()
+        return True
+
+    async def _stream(self, mode: str, llama: bool, reader: asyncio.StreamReader,
                       writer: asyncio.StreamWriter) -> bool:
         async def event(data: str) -> None:
             chunk = f"data: {data}\n\n".encode()
@@ -255,6 +349,8 @@ class Backend:
             await writer.drain()
 
         def token(text: str) -> str:
+            if llama:
+                return json.dumps({"content": text, "stop": False})
             return json.dumps({"choices": [{"index": 0, "text": text, "finish_reason": None}]})
 
         words = ["x", " = ", "1", "\n", "    ", "return", " y", "(", ")", ":", "\n\n", "foo", "bar"]
@@ -277,9 +373,12 @@ class Backend:
                 return False
         if mode == "malformed":
             await event(self.rng.choice(['{"choices": [{"text": ', '{"choices": 5}', "not json", '[1, 2]',
-                                         '{"choices": [{"text": 7}]}']))
-        await event(json.dumps({"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}))
-        await event("[DONE]")
+                                         '{"choices": [{"text": 7}]}', '{"content": 7, "stop": false}']))
+        if llama:
+            await event(json.dumps({"content": "", "stop": True, "stop_type": "eos"}))
+        else:
+            await event(json.dumps({"choices": [{"index": 0, "text": "", "finish_reason": "stop"}]}))
+            await event("[DONE]")
         if mode == "done_then_stall":
             await self._until_closed(reader)
             return False
@@ -383,6 +482,7 @@ class Client:
                 self.unknown_answers += 1
             return
         entry["answer"] = message
+        entry["answered"] = time.monotonic()
         self.answers_by_id[msg_id] = entry
         error = message.get("error")
         if error is not None:
@@ -502,9 +602,117 @@ class Doc:
     excluded: bool = False
 
 
+#: Characters of the text before (after) the cursor kept per request for the oracle; longer texts are compared
+#: through their hash as a whole.
+KEEP = 8192
+#: A model request may reach the loopback after the request it serves was answered (cancelled or superseded while
+#: the server was busy, e.g. indexing a large document): such a request's prompt is still checked against that
+#: request's text, and counted (`after_answer`), for this long after its answer.
+LATE_S = 5.0
+#: Any line ending in a context block's label for the current file (`# Path: src/f1.py`, `// Path: …`).
+_LABEL = re.compile(r"Path: [^\n]*\n")
+
+
+@dataclass
+class Expect:
+    """What a completion request may make the model see: the reference text before and after its cursor (as the
+    engine sends it), kept as the last / first KEEP characters plus the length and hash of the whole."""
+
+    msg_id: int
+    before: str
+    before_len: int
+    before_hash: int
+    after: str
+    after_len: int
+    after_hash: int
+    #: Index into Fuzz.budgets of the settings in force when the request was sent.
+    settings_version: int
+
+    @classmethod
+    def of(cls, msg_id: int, before: str, after: str, settings_version: int) -> "Expect":
+        return cls(msg_id, before[-KEEP:], len(before), hash(before), after[:KEEP], len(after), hash(after),
+                   settings_version)
+
+
+def _common_tail(a: str, b: str) -> int:
+    """Length of the longest common ending of `a` and `b` (binary search over C-speed comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid:]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def prefix_fits(before: str, label_ends: list[int], expect: Expect, floor: int, block_allowed: bool) -> int | None:
+    """How many characters of `expect`'s text before the cursor `before` (a model request's text before the hole)
+    ends with, when what precedes them is nothing or a context block ending in the current file's label; None when
+    it is not so, or when fewer than `min(text, floor)` characters were kept although the budget had room."""
+    common = _common_tail(before, expect.before)
+    if common == len(expect.before) and expect.before_len > len(expect.before):  # longer than kept: the whole?
+        if len(before) >= expect.before_len and hash(before[len(before) - expect.before_len:]) == expect.before_hash:
+            common = expect.before_len
+        elif floor >= expect.before_len:
+            return None  # the whole text was due and this is not it
+        else:
+            return common  # KEEP characters match: more than any floor short of the whole
+    cut = len(before) - common  # the earliest place where the text of the document may start
+    if cut == 0:
+        start = 0
+    else:
+        index = bisect.bisect_left(label_ends, cut)
+        if not block_allowed or index == len(label_ends):
+            return None
+        start = label_ends[index]
+    kept = len(before) - start
+    if kept < min(expect.before_len, floor):
+        return None
+    return kept
+
+
+def joins(later: Expect, earlier: Expect, max_typed: int = 50) -> bool:
+    """`later` continues `earlier`: the same text after the cursor, at most `max_typed` characters more before it
+    (the server's typing_through_max), ending as `earlier` did before them."""
+    typed = later.before_len - earlier.before_len
+    if not 0 <= typed <= max_typed or later.after_len != earlier.after_len or later.after_hash != earlier.after_hash:
+        return False
+    head = later.before[:len(later.before) - typed]
+    overlap = min(len(head), len(earlier.before))
+    return head[len(head) - overlap:] == earlier.before[len(earlier.before) - overlap:]
+
+
+def suffix_fits(after: str | None, expect: Expect, floor: int) -> bool:
+    if after is None:
+        return True
+    if len(after) < min(expect.after_len, floor):
+        return False
+    if len(after) <= len(expect.after):
+        return expect.after.startswith(after)
+    if not after.startswith(expect.after):
+        return False
+    return len(after) < expect.after_len or (len(after) == expect.after_len and hash(after) == expect.after_hash)
+
+
+#: The completion kinds the fuzz configures against the loopback, by the protocol they speak to it.
+KINDS: dict[str, Any] = {
+    # Every kind names each key the others set: a configuration change is merged over the initialization options.
+    "openai": lambda root: {"kind": "openai/completion", "model": "fuzz", "api_endpoint": f"{root}/v1",
+                            "prompt_template": None},
+    "completion": lambda root: {"kind": "llama.cpp/completion", "api_endpoint": root,
+                                "prompt_template": FUZZ_TEMPLATE},
+    "infill": lambda root: {"kind": "llama.cpp/infill", "api_endpoint": root, "prompt_template": None},
+}
+#: Prompt budgets a configuration change may set (tokens; without a tokenizer 4 characters each). The first one keeps
+#: whole documents, so the oracle then asks for the exact text before and after the cursor.
+PREFIX_BUDGETS = (4_000_000, 1024, 256, 16, 2)
+SUFFIX_BUDGETS = (4_000_000, 256, 16, 2)
+
+
 class Fuzz:
     def __init__(self, seed: int, encoding: str, actions: int, big_size: int, workdir: Path,
-                 progress: bool = False):
+                 progress: bool = False, protocols: tuple[str, ...] = tuple(KINDS), vary: bool = True):
         self.progress = progress
         self.rng = random.Random(seed)
         self.seed = seed
@@ -514,8 +722,20 @@ class Fuzz:
         self.workdir = workdir
         self.docs: dict[str, Doc] = {}
         self.closed: list[str] = []
-        #: Hashes of the (prompt, suffix) the backend may receive: one per completion request, as the engine sends it.
-        self.expected: set[int] = set()
+        #: The kinds (KINDS) the run switches between, and whether configuration changes also switch workspace
+        #: context on and off and change the prompt budgets.
+        self.protocols = protocols
+        self.vary = vary
+        self.protocol = self.rng.choice(protocols)
+        #: Requests whose prompt the model may receive (recent ones; excluded documents never), by id.
+        self.expects: dict[int, Expect] = {}
+        #: (prefix, suffix) budget in characters of each configuration sent, in order; Expect.settings_version
+        #: indexes it.
+        self.budgets: list[tuple[int, int]] = []
+        self.oracle = {"model_requests": 0, "warm_ups": 0, "with_context": 0, "after_answer": 0, "joined": 0,
+                       "bad_prompts": 0, "empty_prefix": 0}
+        self.bad_examples: list[dict[str, Any]] = []
+        self.client: Client | None = None
         self.counts: dict[str, int] = {}
         self.bad_settings = 0
         self.rss: list[int] = []
@@ -527,17 +747,109 @@ class Fuzz:
     def count(self, name: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + 1
 
-    def settings(self, endpoint: str) -> dict[str, Any]:
-        return {"completion": {"kind": "openai/completion", "model": "fuzz", "api_endpoint": endpoint,
-                               "max_prefix_tokens": 4_000_000, "max_suffix_tokens": 4_000_000,
-                               "http": {"read_timeout": 2.0, "max_retries": 1}},
+    def settings(self, endpoint: str, protocol: str | None = None, context: bool = False,
+                 prefix_tokens: int = PREFIX_BUDGETS[0], suffix_tokens: int = SUFFIX_BUDGETS[0]) -> dict[str, Any]:
+        root = endpoint.removesuffix("/v1")
+        completion = KINDS[protocol or self.protocol](root)
+        completion.update({"max_prefix_tokens": prefix_tokens, "max_suffix_tokens": suffix_tokens,
+                           "http": {"read_timeout": 2.0, "max_retries": 1}})
+        return {"completion": completion,
                 "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 16, "request_timeout": 2.0,
-                "exclude": ["**/secret_*"], "log_level": "warning", "cache_size": 20,
-                # The drift check compares each prompt with the reference document exactly; snippets of other
-                # files above the prefix (workspace context, tested on its own) would count as drift.
-                "context": {"enabled": False},
-                # Likewise a prefetch asks for the state after an acceptance that never happens.
+                "exclude": ["**/secret_*"], "log_level": os.environ.get("INFILL_FUZZ_LOG_LEVEL", "warning"),
+                "cache_size": 20,
+                # Snippets of other files go above the prefix (the oracle allows a context block there).
+                "context": {"enabled": context},
+                # A prefetch asks for the state after an acceptance that never happens.
                 "speculation": {"prefetch": False}}
+
+    def note_settings(self, payload: Any) -> None:
+        """A configuration was sent: its budgets may be in force from now on (a refused one leaves the previous)."""
+        completion = payload.get("completion") if isinstance(payload, dict) else None
+        last = self.budgets[-1] if self.budgets else (PREFIX_BUDGETS[0] * 4, SUFFIX_BUDGETS[0] * 4)
+        if isinstance(completion, dict):
+            prefix, suffix = completion.get("max_prefix_tokens"), completion.get("max_suffix_tokens")
+            last = (prefix * 4 if isinstance(prefix, int) else last[0], suffix * 4 if isinstance(suffix, int)
+                    else last[1])
+        self.budgets.append(last)
+
+    def floors(self, version: int) -> tuple[int, int]:
+        """Characters a prompt keeps at least of the text before / after the cursor (when there are that many):
+        half the smallest budget in force since the request was sent (clipping cuts at a line start within one
+        eighth of the budget)."""
+        budgets = self.budgets[version:] or self.budgets[-1:]
+        return min(b[0] for b in budgets) // 2, min(b[1] for b in budgets) // 2
+
+    def judge(self, call: ModelCall) -> None:
+        """The oracle, for one model request as it arrives: its text before the hole is a context block (or
+        nothing) followed by the end of the text before the cursor of a request still open (for a warm-up: of a
+        request made before), clipped no shorter than the budget allows; the text after the hole the beginning of
+        the text after that cursor."""
+        self.oracle["model_requests"] += 1
+        self.oracle["warm_ups"] += call.warm
+        before = call.before
+        label_ends = [m.end() for m in _LABEL.finditer(before)] if "Path: " in before else []
+        self.oracle["with_context"] += bool(label_ends or call.extra)
+        client = self.client
+        now = time.monotonic()
+        recent = list(self.expects.values())
+        pending = client.pending if client is not None else {}
+        if call.warm:
+            candidates = recent[::-1]
+        else:
+            candidates = []
+            for expect in reversed(recent[-400:]):
+                answered = None if client is None else client.answers_by_id.get(expect.msg_id, {}).get("answered")
+                if expect.msg_id in pending or (answered is not None and answered >= now - LATE_S):
+                    candidates.append(expect)
+        if not call.unparsed:
+            for expect in candidates:
+                if self._fits(call, label_ends, expect):
+                    if not call.warm and expect.msg_id not in pending:
+                        self.oracle["after_answer"] += 1
+                    return
+            if not call.warm:
+                # A generation a newer request joined (it typed on from the generation's state; inflight.py) is
+                # still that request's: the older one may have been answered (superseded) long ago.
+                opened = [e for e in candidates if e.msg_id in pending]
+                for expect in reversed(recent[-400:]):
+                    if expect in candidates or not self._fits(call, label_ends, expect):
+                        continue
+                    if any(joins(later, expect) for later in opened):
+                        self.oracle["joined"] += 1
+                        return
+        self.oracle["bad_prompts"] += 1
+        document_part = before[label_ends[-1]:] if label_ends else before
+        empty = document_part == "" and any(e.before_len for e in candidates)
+        self.oracle["empty_prefix"] += empty
+        if len(self.bad_examples) < 8:
+            self.bad_examples.append({
+                "at": time.strftime("%H:%M:%S", time.localtime()) + f"{time.time() % 1:.3f}"[1:],
+                "protocol": call.protocol, "warm": call.warm, "empty_prefix": empty, "unparsed": call.unparsed,
+                "before_end": before[-120:], "after_start": (call.after or "")[:60], "extra": call.extra,
+                "open_candidates": len(candidates),
+                "nearest": self._nearest(call, label_ends, candidates)})
+
+    def _fits(self, call: ModelCall, label_ends: list[int], expect: Expect) -> bool:
+        floor, suffix_floor = self.floors(expect.settings_version)
+        if call.warm:  # a warm-up of an empty prefix would look like a completion that lost its prefix
+            if not expect.before_len:
+                return False
+            floor = max(floor, 1)
+        return prefix_fits(call.before, label_ends, expect, floor, call.protocol != "infill") is not None \
+            and suffix_fits(call.after, expect, suffix_floor)
+
+    def _nearest(self, call: ModelCall, label_ends: list[int], candidates: list[Expect]) -> list[dict[str, Any]]:
+        """For a bad prompt's report: the candidates it comes closest to, and what they lack."""
+        out = []
+        for expect in candidates:
+            kept = prefix_fits(call.before, label_ends, expect, 0, call.protocol != "infill")
+            if kept is None and not suffix_fits(call.after, expect, 0):
+                continue
+            floor, suffix_floor = self.floors(expect.settings_version)
+            out.append({"id": expect.msg_id, "before_len": expect.before_len, "after_len": expect.after_len,
+                        "kept_before": kept, "floors": (floor, suffix_floor), "sent": len(call.after or ""),
+                        "suffix_fits": suffix_fits(call.after, expect, 0)})
+        return out[:4]
 
     def new_uri(self, excluded: bool = False) -> str:
         self.uri_counter += 1
@@ -551,9 +863,22 @@ class Fuzz:
 
     # --- actions ---------------------------------------------------------------------------------------------------
 
+    def twin_uri(self) -> str | None:
+        """Another spelling of an open document's URI (a character of its name percent-encoded, as some clients
+        and fuzzers write it): LSP-equivalent, but the client opens it as a document of its own."""
+        names = [uri for uri in self.docs if uri not in self.excluded_uris]
+        if not names:
+            return None
+        uri = self.rng.choice(names)
+        head, _, name = uri.rpartition("/")
+        i = self.rng.randrange(len(name))
+        twin = f"{head}/{name[:i]}%{ord(name[i]):02X}{name[i + 1:]}" if name[i] != "%" else None
+        return twin if twin is not None and twin not in self.docs else None
+
     def open(self, client: Client, big: bool = False, excluded: bool = False) -> None:
         reopen = self.closed and not excluded and self.rng.random() < 0.3
-        uri = self.closed.pop() if reopen else self.new_uri(excluded)
+        twin = self.twin_uri() if not (reopen or excluded or big) and self.rng.random() < 0.1 else None
+        uri = self.closed.pop() if reopen else twin or self.new_uri(excluded)
         text = big_text(self.rng, self.big_size) if big else random_text(self.rng, self.rng.randint(0, 60))
         excluded = uri in self.excluded_uris
         if excluded:
@@ -563,7 +888,7 @@ class Fuzz:
         self.docs[uri] = Doc(text, 1, language, excluded)
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1,
                                                                  "text": text}})
-        self.count("open_big" if big else "open_excluded" if excluded else "open")
+        self.count("open_big" if big else "open_excluded" if excluded else "open_twin" if twin else "open")
 
     def edit(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs))
@@ -605,12 +930,15 @@ class Fuzz:
         doc = self.docs[uri]
         line, character = random_position(self.rng, doc.text, self.encoding)
         offset = offset_at(doc.text, line, character, self.encoding)
-        if not doc.excluded:
-            self.expected.add(hash((as_sent(doc.text[:offset]), as_sent(doc.text[offset:]))))
         kind = self.rng.choice([1, 2, 2, 2])  # 1 invoked, 2 automatic
         msg_id = client.request("textDocument/inlineCompletion", {
             "textDocument": {"uri": uri}, "position": {"line": line, "character": character},
             "context": {"triggerKind": kind}})
+        if not doc.excluded:
+            self.expects[msg_id] = Expect.of(msg_id, as_sent(doc.text[:offset]), as_sent(doc.text[offset:]),
+                                             len(self.budgets) - 1)
+            if len(self.expects) > 2000:
+                del self.expects[next(iter(self.expects))]
         self.cursors[msg_id] = column_of(doc.text, offset, self.encoding)
         if cancel:
             client.notify("$/cancelRequest", {"id": msg_id})
@@ -619,13 +947,19 @@ class Fuzz:
         return msg_id
 
     def change_settings(self, client: Client, endpoint: str) -> None:
-        base = self.settings(endpoint)
         if self.rng.random() < 0.35:
             name, bad = self.rng.choice(BAD_SETTINGS)
-            payload = merge(base, bad) if isinstance(bad, dict) else bad
+            payload = merge(client.settings, bad) if isinstance(bad, dict) else bad
             self.bad_settings += 1
             self.count("bad_setting")
         else:
+            if self.vary:
+                self.protocol = self.rng.choice(self.protocols)
+                base = self.settings(endpoint, context=self.rng.random() < 0.6,
+                                     prefix_tokens=self.rng.choice(PREFIX_BUDGETS),
+                                     suffix_tokens=self.rng.choice(SUFFIX_BUDGETS))
+            else:
+                base = self.settings(endpoint)
             payload = merge(base, {
                 "max_tokens": self.rng.choice([8, 16, 32]), "invoked_choices": self.rng.choice([1, 2, 3]),
                 "multiline": self.rng.choice(["auto", "always", "never"]),
@@ -636,10 +970,24 @@ class Fuzz:
                 payload["debounce"] = {"mode": "adaptive", "min_ms": 0, "max_ms": 20}
             client.settings = payload
             self.count("setting")
+        self.note_settings(payload)
         if self.rng.random() < 0.2 and payload is client.settings:
             client.notify("workspace/didChangeConfiguration", {"settings": None})  # the server pulls them
         else:
             client.notify("workspace/didChangeConfiguration", {"settings": {"infill": payload}})
+
+    def storm(self, client: Client) -> None:
+        """Many requests and cancels within a millisecond over several documents, some after an edit: what an
+        editor sends when the user types fast in split views (and what supersession and joining must survive)."""
+        for _ in range(self.rng.randint(5, 30)):
+            if not self.docs:
+                break
+            if self.rng.random() < 0.4:
+                self.edit(client)
+            msg_id = self.complete(client, cancel=self.rng.random() < 0.3)
+            if self.rng.random() < 0.1:  # cancelled later in the storm
+                client.notify("$/cancelRequest", {"id": msg_id - self.rng.randint(0, 3)})
+        self.count("storm")
 
     def malformed(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
@@ -687,7 +1035,7 @@ class Fuzz:
     # --- the run -----------------------------------------------------------------------------------------------
 
     async def run(self) -> dict[str, Any]:
-        backend = Backend(random.Random(self.seed * 7919))
+        backend = Backend(random.Random(self.seed * 7919), on_call=self.judge)
         endpoint = await backend.start()
         server = ServerProcess()
         try:
@@ -700,7 +1048,8 @@ class Fuzz:
     async def _drive(self, proc: asyncio.subprocess.Process, backend: Backend, endpoint: str,
                      server: ServerProcess) -> dict[str, Any]:
         started = time.monotonic()
-        client = Client(proc, self.settings(endpoint))
+        client = self.client = Client(proc, self.settings(endpoint))
+        self.note_settings(client.settings)
         await initialize(client, self.encoding)
         self.open(client)
         for step in range(self.actions):
@@ -713,15 +1062,21 @@ class Fuzz:
                 self.close(client)
             elif roll < 0.82:
                 self.complete(client, cancel=self.rng.random() < 0.1)
-            elif roll < 0.86:  # a burst of typing with automatic requests
+            elif roll < 0.84:  # a burst of typing with automatic requests
                 for _ in range(self.rng.randint(3, 12)):
                     if not self.docs:
                         break
                     self.edit(client)
                     self.complete(client)
                 self.count("burst")
-            elif roll < 0.89:
+            elif roll < 0.86:
+                self.storm(client)
+            elif roll < 0.885:
                 self.change_settings(client, endpoint)
+            elif roll < 0.89:  # the user pauses: the server's once-a-second work (context, warm-up) runs idle
+                await client.drain()
+                await asyncio.sleep(1.2)
+                self.count("pause")
             else:
                 self.malformed(client)
             await client.drain()
@@ -764,8 +1119,6 @@ class Fuzz:
         await client.stop_reading()
         await asyncio.sleep(0.2)
         left = [pid for pid in kids if Path(f"/proc/{pid}").exists()]
-        # Every prompt must be the reference text around the cursor of some request.
-        drift = [call for key, call in zip(backend.keys, backend.calls) if key not in self.expected]
         misplaced = items = 0  # items whose range does not start at the (clamped) cursor
         for msg_id, cursor in self.cursors.items():
             result = client.answers_by_id.get(msg_id, {}).get("answer", {}).get("result") or {}
@@ -785,7 +1138,7 @@ class Fuzz:
             "error_codes": {str(k): v for k, v in sorted(client.errors.items())},
             "internal_errors": client.errors.get(INTERNAL_ERROR, 0),
             "backend_calls": len(backend.calls), "backend_modes": backend.modes,
-            "drift": len(drift), "drift_examples": [(p[-80:] if p else p, s[:80] if s else s) for p, s in drift[:3]],
+            "protocols": backend.protocols, **self.oracle, "bad_prompt_examples": self.bad_examples,
             "suffix_sent": sum(1 for _, s in backend.calls if s is not None),
             "excluded_text_sent": backend.bodies_with_canary, "invalid_utf8_bodies": backend.bad_requests,
             "bad_settings": self.bad_settings, "outages": len(outages), "outage_examples": outages[:3],
@@ -814,7 +1167,7 @@ class Fuzz:
 def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
     """What went wrong in one run (empty: the run passed)."""
     out = []
-    for key in ("unanswered", "answered_twice", "answers_to_unknown_ids", "internal_errors", "drift",
+    for key in ("unanswered", "answered_twice", "answers_to_unknown_ids", "internal_errors", "bad_prompts",
                 "excluded_text_sent", "invalid_utf8_bodies", "outages", "streams_open_at_end", "tracebacks_in_log",
                 "items_misplaced"):
         if report[key]:
@@ -837,9 +1190,11 @@ def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
     return out
 
 
-def run_one(seed: int, encoding: str, actions: int, big_size: int) -> dict[str, Any]:
+def run_one(seed: int, encoding: str, actions: int, big_size: int, protocols: tuple[str, ...] = tuple(KINDS),
+            vary: bool = True) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="infill-fuzz-docs-"))
-    return asyncio.run(Fuzz(seed, encoding, actions, big_size, workdir, progress=True).run())
+    return asyncio.run(Fuzz(seed, encoding, actions, big_size, workdir, progress=True, protocols=protocols,
+                            vary=vary).run())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -848,6 +1203,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--encodings", nargs="+", default=["utf-16", "utf-8"], choices=["utf-16", "utf-8"])
     parser.add_argument("--big-size", type=int, default=2_000_000, help="size of the big documents (characters)")
+    parser.add_argument("--protocols", nargs="+", default=list(KINDS), choices=list(KINDS),
+                        help="completion kinds to configure against the loopback: openai (openai/completion), "
+                             "completion (llama.cpp/completion with a FIM template), infill (llama.cpp/infill)")
+    parser.add_argument("--no-vary", dest="vary", action="store_false",
+                        help="configuration changes keep whole-document budgets and workspace context off")
     parser.add_argument("--rss-limit-mb", type=float, default=400.0)
     parser.add_argument("--output", type=Path, default=RESULTS / "lsp_fuzz.json")
     parser.add_argument("--check", action="store_true", help="exit 1 when a run found a problem")
@@ -855,8 +1215,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 COLUMNS = [("seed", "seed"), ("enc", "encoding"), ("actions", "actions"), ("requests", "requests"),
-           ("model calls", "backend_calls"), ("suffix sent", "suffix_sent"), ("unanswered", "unanswered"),
-           ("-32603", "internal_errors"), ("drift", "drift"), ("excluded sent", "excluded_text_sent"),
+           ("model requests", "model_requests"), ("warm-ups", "warm_ups"), ("with context", "with_context"),
+           ("bad prefix", "bad_prompts"), ("empty prefix", "empty_prefix"), ("unanswered", "unanswered"),
+           ("-32603", "internal_errors"), ("excluded sent", "excluded_text_sent"),
            ("bad settings", "bad_settings"), ("outages", "outages"), ("popups", "show_message_popups"),
            ("RSS max MB", "rss_mb_max"), ("RSS end MB", "rss_mb_end"), ("exit", "exit_code"), ("s", "seconds")]
 
@@ -866,7 +1227,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = []
     for seed in args.seeds:
         for encoding in args.encodings:
-            report = run_one(seed, encoding, args.actions, args.big_size)
+            report = run_one(seed, encoding, args.actions, args.big_size, tuple(args.protocols), args.vary)
             report["problems"] = problems(report, args.rss_limit_mb)
             reports.append(report)
             print(json.dumps({k: report[k] for _, k in COLUMNS} | {"problems": report["problems"]}), flush=True)
