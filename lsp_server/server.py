@@ -338,6 +338,8 @@ def build_server() -> InfillServer:
                 "cache_entries": len(service.cache) if service else 0,
                 "documents": len(ls.documents),
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
+                # Tasks alive in the event loop: a leak of generations or watchers shows here first (bench soak).
+                "asyncio_tasks": len(asyncio.all_tasks()),
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
                 **ls.speculation_stats()}
 

@@ -259,7 +259,8 @@ class ReplayClient:
             text_document=types.TextDocumentClientCapabilities(
                 synchronization=types.TextDocumentSyncClientCapabilities(),
                 inline_completion=types.InlineCompletionClientCapabilities(dynamic_registration=False)))
-        await self.client.initialize_async(types.InitializeParams(
+        #: The server's InitializeResult (the soak reads the capabilities it advertises).
+        self.initialize_result = await self.client.initialize_async(types.InitializeParams(
             capabilities=capabilities, process_id=None, root_uri=None, initialization_options=self.init_options))
         self.client.initialized(types.InitializedParams())
 
