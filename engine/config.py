@@ -229,6 +229,10 @@ class ModelConfig:
     #: (what most completion servers do; the typing benchmark's naive pipeline uses it to show the difference).
     stable_clip: bool = True
     rate_limit_rpm: int | None = None
+    #: The endpoint is a server the user or their team runs (not a vendor billing per request), which turns on
+    #: speculative prefetch for it. None: decided from the kind and the endpoint's address (loopback, link-local
+    #: and private addresses count as self-hosted).
+    self_hosted: bool | None = None
     supported_models: tuple[str, ...] = ()
     http: HttpSettings = field(default_factory=HttpSettings)
     local: LocalServerSettings = field(default_factory=LocalServerSettings)

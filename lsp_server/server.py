@@ -114,7 +114,8 @@ class InfillServer(LanguageServer):
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
         self.logging = LoggingSetup()
-        self.status = StatusReporter(self._notify, self.work_done_progress, self._client_supports_progress)
+        self.status = StatusReporter(self._notify, self.work_done_progress, self._client_supports_progress,
+                                     lambda: self.speculation.prefetch_decision().describe())
         #: Snippets from other files for the prompt (lsp_server/workspace).
         self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self.speculation = Speculation(self)
@@ -310,6 +311,7 @@ def build_server() -> InfillServer:
         async with ls._config_lock:
             await ls.pull_workspace_configuration()
             ls.configure_logging()
+            log.info("speculation: %s", ls.speculation.prefetch_decision().describe())
             ls.service = CompletionService(ls.settings, ls.status.on_engine_status)
             ls.service.workspace = ls.workspace_context
             ls.workspace_context.configure(ls.settings.context, ls.settings.exclude)
