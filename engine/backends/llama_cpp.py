@@ -29,6 +29,9 @@ if TYPE_CHECKING:  # only Infill's own server has a router; a remote backend nev
     from .shared_server import SharedServerGate
 
 VENDOR = "llama.cpp"
+#: The seed of speculative requests (prefetch, cache warm-ups): llama-server shows each busy slot's `params.seed` on
+#: `/slots`, so whoever runs a shared server (and bench/replay/multi_user.py) can tell guesses from user requests.
+SPECULATIVE_SEED = 23532
 #: llama.cpp's embedding models misbehave (or fail) on inputs this short, so they are padded.
 MIN_EMBEDDING_TOKENS = 4
 EMBEDDING_PAD = " ."
@@ -80,6 +83,8 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         body["t_max_predict_ms"] = options.time_budget_ms  # counted from the first token; ends at a line break
     if options.slot is not None:
         body["id_slot"] = options.slot
+    if options.speculative:
+        body["seed"] = SPECULATIVE_SEED
     return body
 
 
@@ -244,7 +249,8 @@ class LlamaCppCompletion(LlamaCppHttp):
                 raise SpeculationHeld(VENDOR, f"cache warm-up held: {reason}")
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
-        body.update(n_predict=0, stream=False)
+        # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses
+        body.update(n_predict=0, stream=False, seed=SPECULATIVE_SEED)
         slot = self._pin(body, prompt, options)
         try:
             await self.post_json(self.path, body)
