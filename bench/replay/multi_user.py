@@ -36,10 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.accepting_user import AcceptRun, replay_file_accepting, summarise_accepting
-from bench.typing_replay import VARIANTS, ReplayClient, _percentile, default_files, warm_up
+from bench.replay.accepting_user import AcceptRun, replay_file_accepting, summarise_accepting
+from bench.replay.editing import _percentile
+from bench.replay.typing_replay import VARIANTS, ReplayClient, default_files, warm_up
 
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+from bench.common.paths import RESULTS_DIR
 SMOKE_KEYSTROKES = 10
 #: p95 keystroke → suggestion above this is where a team has outgrown the server (the issue's line).
 P95_LIMIT_MS = 1000.0
@@ -235,7 +236,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     files = [Path(f) for f in args.files] or default_files()
     if args.smoke:
-        from bench.quality import smoke_model_path
+        from bench.quality.suites import smoke_model_path
 
         args.model = args.model or str(smoke_model_path())
         args.max_keystrokes = min(args.max_keystrokes, SMOKE_KEYSTROKES)
