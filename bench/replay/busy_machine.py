@@ -107,7 +107,7 @@ def load(kind: str) -> Iterator[list[subprocess.Popen]]:
 # Part 1: the server's speed
 
 
-def measure_speed(binary: str, model: Path, policy: list[str], runs: int) -> dict[str, Any]:
+def measure_speed(binary: str, model: Path, policy: list[str], runs: int, n_predict: int = 64) -> dict[str, Any]:
     from engine.config import LocalServerSettings
     from engine.local.supervisor import LlamaServerSupervisor
     from lsp_server.commands.doctor import measure_completion
@@ -115,7 +115,8 @@ def measure_speed(binary: str, model: Path, policy: list[str], runs: int) -> dic
     supervisor = LlamaServerSupervisor(binary, model, LocalServerSettings(parallel=1, extra_args=tuple(policy)))
     url = supervisor.start_blocking()
     try:
-        results = [measure_completion(url, fim=False, prompt_template=None, n_predict=64) for _ in range(runs)]
+        results = [measure_completion(url, fim=False, prompt_template=None, n_predict=n_predict)
+                   for _ in range(runs)]
     finally:
         supervisor.stop_blocking()
     gen = [r.generated_per_second for r in results if r.generated_per_second]
@@ -169,7 +170,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             started = os.getloadavg()[0]
             if args.part in ("both", "speed"):
                 for name in args.policy:
-                    speed[f"{kind}/{name}"] = {**measure_speed(binary, model, POLICIES[name], args.speed_runs),
+                    speed[f"{kind}/{name}"] = {**measure_speed(binary, model, POLICIES[name], args.speed_runs,
+                                                               args.n_predict),
                                                "load": kind, "policy": name, "loadavg_at_start": started}
                     if not args.quiet:
                         row = speed[f"{kind}/{name}"]
@@ -189,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "config": {"model": str(model), "loads": args.load, "policies": args.policy,
                        "replay_policies": args.replay_policy, "files": [str(f) for f in files],
                        "max_keystrokes": args.max_keystrokes, "speed_runs": args.speed_runs,
+                       "n_predict": args.n_predict,
                        "smoke": bool(args.smoke)},
             "speed": speed, "replay": replay, "ratios": ratios(replay)}
 
@@ -238,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay-policy", action="append", choices=list(POLICIES),
                         help="replay part (default: infill, t2)")
     parser.add_argument("--speed-runs", type=int, default=3, help="completions per speed cell (default 3)")
+    parser.add_argument("--n-predict", type=int, default=64, help="tokens per speed completion (default 64)")
     parser.add_argument("--replay-files", type=int, default=2, help="default files replayed (default 2)")
     parser.add_argument("--max-keystrokes", type=int, default=100, help="per file (default 100)")
     parser.add_argument("--model", help="GGUF path or model id (default: the embedded Gemma 3 270M)")
