@@ -232,6 +232,8 @@ class LlamaServerSupervisor:
         #: Restarts made to change the thread count (not crashes).
         self.retunes = 0
         self._retune_to: int | None = None
+        #: The environment of the first child, given to every restarted one (a restart must not change it).
+        self._env: dict[str, str] | None = None
 
     @property
     def adaptive_threads(self) -> bool:
@@ -306,6 +308,7 @@ class LlamaServerSupervisor:
             if self._stopping:
                 raise BackendUnavailable(VENDOR, "this llama-server supervisor was stopped")
             self._state = "starting"
+            self._env = dict(os.environ)
             self._thread = threading.Thread(target=self._run, name=f"llama-server {self.model_path.name}",
                                             daemon=True)
             _LIVE.add(self)
@@ -486,7 +489,7 @@ class LlamaServerSupervisor:
                 proc = subprocess.Popen(
                     args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True, preexec_fn=_child_preexec(os.getpid()) if _LIBC is not None else None,
-                    close_fds=True)
+                    close_fds=True, env=self._env)
             except OSError as exc:
                 raise LaunchError(f"cannot run {self.binary} ({exc.strerror or exc}); check completion.local.binary "
                                   "or reinstall llama-server (bash scripts/setup.sh)") from exc

@@ -26,9 +26,11 @@ STABLE_SAMPLES = 6
 
 
 def choose_threads(cpus: int, others_busy: float) -> int:
-    """One thread per core the other programs leave free (rounded to the nearest), at least one."""
+    """One thread per core the other programs leave free, at least one. A core counts as taken when they use more
+    than three quarters of it: the editor, the language server itself and a test runner's bursts must not cost a
+    thread (and a restart)."""
     free = cpus - max(0.0, others_busy)
-    return max(1, min(cpus, int(free + 0.5)))
+    return max(1, min(cpus, int(free + 0.75)))
 
 
 @dataclass
