@@ -73,6 +73,14 @@ class Engine:
         except Exception:  # a status listener must never break the engine
             log.exception("status callback failed")
 
+    def _emit_server(self, event: StatusEvent) -> None:
+        """The local server's events. While the engine starts, the server answering is a step of the start (the
+        engine probes it and builds its generation after that): the engine says "ready" once, when it can complete.
+        After the start, the server's "ready" ends a restart and is passed on as it is."""
+        if event.kind == "ready" and not self._ready.is_set():
+            event = StatusEvent("starting", event.message, event.detail, percent=100)
+        self._emit(event)
+
     async def start(self) -> None:
         if self._start_task is None:
             self._start_task = asyncio.create_task(self._start())
@@ -91,7 +99,7 @@ class Engine:
             if cfg.kind == "local":
                 from .local.server import start_local_server
 
-                self._local = await start_local_server(cfg, self.config, on_status=self._emit)
+                self._local = await start_local_server(cfg, self.config, on_status=self._emit_server)
                 stream = self._local.completion_stream()
                 count_tokens = self._local.count_tokens
                 template = self._local.prompt_template()

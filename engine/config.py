@@ -170,7 +170,11 @@ class LocalServerSettings:
     binary: str | None = None
     parallel: int = 2
     ctx_size: int = 4096
+    #: llama-server's generation threads; None: one per core other programs leave free, adjusted while it runs
+    #: (engine/local/threads.py, docs/busy-machine.md).
     threads: int | None = None
+    #: Prompt-processing threads; None: the same as `threads`.
+    threads_batch: int | None = None
     gpu_layers: int = 0
     flash_attention: bool = False
     chat_template: str | None = None
@@ -196,6 +200,8 @@ class LocalServerSettings:
     def __post_init__(self) -> None:
         if self.parallel < 1:
             raise ValueError("parallel must be at least 1")
+        if any(n is not None and n < 1 for n in (self.threads, self.threads_batch)):
+            raise ValueError("threads and threads_batch must be at least 1 (or unset: adaptive)")
         if self.ctx_size < 256:
             raise ValueError("ctx_size must be at least 256")
         if self.cache_reuse < 0:
@@ -229,6 +235,10 @@ class ModelConfig:
     #: (what most completion servers do; the typing benchmark's naive pipeline uses it to show the difference).
     stable_clip: bool = True
     rate_limit_rpm: int | None = None
+    #: The endpoint is a server the user or their team runs (not a vendor billing per request), which turns on
+    #: speculative prefetch for it. None: decided from the kind and the endpoint's address (loopback, link-local
+    #: and private addresses count as self-hosted).
+    self_hosted: bool | None = None
     supported_models: tuple[str, ...] = ()
     http: HttpSettings = field(default_factory=HttpSettings)
     local: LocalServerSettings = field(default_factory=LocalServerSettings)

@@ -38,6 +38,15 @@ class DeadlineExceeded(BackendError):
         return cls("infill", f"no completion within {seconds:g} s (setting request_timeout)")
 
 
+class SpeculationHeld(BackendError):
+    """Speculative work (a prefetch, a cache warm-up) was not sent, or gave its slot up, because the shared model
+    server is busy: it would have delayed someone's request. `yielded`: it was running and was cancelled."""
+
+    def __init__(self, vendor: str, message: str, *, yielded: bool = False):
+        super().__init__(vendor, message)
+        self.yielded = yielded
+
+
 class BackendUnavailable(BackendError):
     """The backend cannot serve requests now (still starting past its deadline, crashed too often, no binary)."""
 

@@ -19,20 +19,32 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every command, or with the arguments of `only` (the others listed by name): a command's
+    module is imported to add its arguments, and `infill serve` should not pay for importing the others (an editor
+    waits for the server's first answer)."""
     parser = argparse.ArgumentParser(prog="infill", description="Infill: fill-in-the-middle code completion over LSP.")
     parser.add_argument("--version", action="version", version=f"infill {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f"lsp_server.commands.{name}")
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(command_parser)
-        command_parser.set_defaults(_module=module)
+        if only is None or name == only:
+            module = importlib.import_module(f"lsp_server.commands.{name}")
+            module.add_arguments(command_parser)
+            command_parser.set_defaults(_module=module)
     return parser
 
 
+def _command(argv: list[str]) -> str | None:
+    """The command named first in `argv`, when it is one (options before it are the top-level ones)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "_module", None):
         parser.print_help()

@@ -217,12 +217,14 @@ class CompletionService:
         engine = self.engine
         request = CompletionRequest(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                     filepath=ctx.filepath)
-        if self.workspace is not None:
-            request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         count = self.settings.invoked_choices if invoked else 1
         started = time.perf_counter()
         settings = self.settings
+        # Waits for the engine: the context is chosen for its model (prompt budgets, whether it sees the suffix),
+        # which is known once it is ready. A request made while the model loads gets its context too.
         sees_suffix = await _sees_suffix(engine, settings.ready_timeout)
+        if self.workspace is not None:
+            request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         stop_words = line_mode.request_stop_words(ctx.line_mode, ctx.suffix, sees_suffix)
         completions: list[Completion] | None = None
         if count > 1:  # alternatives from one prefill where the backend can

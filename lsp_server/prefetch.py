@@ -11,7 +11,9 @@ Rules, because a guess must never cost the user anything:
 - on Infill's own llama-server it never evicts the user's prompt cache: it runs on the user's slot only when it
   continues the prompt held there (the accepted state usually does), else on a slot of its own
   (`engine.local.slots`);
-- its result only fills the cache: it never becomes the document's shown suggestion.
+- its result only fills the cache: it never becomes the document's shown suggestion;
+- on a model server others share it is sent only when a slot stays free for a user, and gives its slot up when a
+  request waits (`engine.backends.shared_server`): counted as `held` and `yielded`.
 
 It is triggered by `textDocument/didShowCompletion` or, for a client that has not reported showing anything, when
 an answer with a suggestion is sent."""
@@ -24,6 +26,8 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from engine.errors import SpeculationHeld
 
 from .context import CursorContext
 from .inflight import Flight, InflightGenerations
@@ -87,6 +91,9 @@ class PrefetchStats:
     stale_running: int = 0
     #: Most loop turns a cancelled prefetch took to finish (its stream's close).
     settle_turns_max: int = 0
+    #: A shared model server was busy: not sent (`held`), or cancelled to free its slot for a request (`yielded`).
+    held: int = 0
+    yielded: int = 0
 
 
 class Prefetcher:
@@ -202,7 +209,14 @@ class Prefetcher:
             self.stats.completed += 1
             self.events.append(("prefetch-done", ""))
         elif not task.cancelled():
-            log.debug("prefetch failed: %s", task.exception())
+            error = task.exception()
+            if isinstance(error, SpeculationHeld):
+                if error.yielded:
+                    self.stats.yielded += 1
+                else:
+                    self.stats.held += 1
+                self.events.append(("prefetch-yielded" if error.yielded else "prefetch-held", str(error)))
+            log.debug("prefetch failed: %s", error)
 
     async def _watch(self, task: asyncio.Task) -> None:
         for turn in range(SETTLE_TURNS):

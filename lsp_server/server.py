@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -19,21 +19,19 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
 
 from engine import __version__
-from engine.api import StatusEvent
-from engine.errors import ConfigError, InfillError
 
-from .config import SECTION, ServerSettings, SettingsStore, config_file_path, load_config_file
-from .context import CursorContext, Window, build_context
-from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
-from .logging_setup import LoggingSetup
-from .pipeline import CompletionService, Suggestion
 from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
-from .secrets import excluded_by, uri_to_path
-from .session import Sessions, Superseded
-from .speculation import Speculation
-from .status import StatusReporter
-from .workspace import WorkspaceContext
-from .workspace import lsp as workspace_lsp
+
+if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
+    from .config import ServerSettings, SettingsStore
+    from .context import CursorContext
+    from .documents import Document, DocumentStore
+    from .logging_setup import LoggingSetup
+    from .pipeline import CompletionService, Suggestion
+    from .session import Sessions
+    from .speculation import Speculation
+    from .status import StatusReporter
+    from .workspace import WorkspaceContext
 
 log = logging.getLogger(__name__)
 
@@ -56,25 +54,80 @@ class InfillProtocol(AnsweringProtocol):
 
 
 class InfillServer(LanguageServer):
+    """The server and the parts each concern lives in.
+
+    The parts (documents, settings, sessions, status, workspace context, speculation) and the modules behind them
+    are built by `load()`, right after `initialize` is answered rather than before: importing them took a third of
+    the start, and an editor waits for the `initialize` answer before it does anything else (bench/latency/startup.py).
+    Any use of a part before that builds them at once (`__getattr__`), so no caller has to know."""
+
+    documents: DocumentStore
+    settings_store: SettingsStore
+    sessions: Sessions
+    logging: LoggingSetup
+    status: StatusReporter
+    workspace_context: WorkspaceContext
+    speculation: Speculation
+
+    _PARTS = frozenset(("documents", "settings_store", "sessions", "logging", "status", "workspace_context",
+                        "speculation"))
+
     def __init__(self) -> None:
         super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
                          protocol_cls=InfillProtocol)
-        self.documents = DocumentStore()
-        self.settings_store = SettingsStore()
-        self.sessions = Sessions()
-        self.logging = LoggingSetup()
-        self.status = StatusReporter(self._notify, self.work_done_progress, self._client_supports_progress)
         self.service: CompletionService | None = None
         self.accepted = 0
         self.shown = 0
         #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
-        #: Snippets from other files for the prompt (lsp_server/workspace).
-        self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self._workspace_tick: asyncio.Task | None = None
         self._embedding: Any = None
+        self._loaded = False
+        #: InitializeParams kept for `load()`: the configuration they carry is applied there.
+        self._initialize_params: types.InitializeParams | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails, i.e. for a part not built yet: no cost once loaded.
+        if name in InfillServer._PARTS and not self.__dict__.get("_loaded", True):
+            self.load()
+            return getattr(self, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def load(self) -> None:
+        """Build the parts and apply the configuration file and initializationOptions (a bad value is shown to the
+        user, naming its key, and the defaults stay)."""
+        if self._loaded:
+            return
+        self._loaded = True
+        from .config import SettingsStore, config_file_path, load_config_file
+        from .documents import DocumentStore
+        from .logging_setup import LoggingSetup
+        from .session import Sessions
+        from .speculation import Speculation
+        from .status import StatusReporter
+        from .workspace import WorkspaceContext
+        from .workspace import lsp as workspace_lsp
+        from engine.errors import ConfigError
+
+        self.documents = DocumentStore()
+        self.settings_store = SettingsStore()
+        self.sessions = Sessions()
+        self.logging = LoggingSetup()
+        self.status = StatusReporter(self._notify, self.work_done_progress, self._client_supports_progress,
+                                     lambda: self.speculation.prefetch_decision().describe())
+        #: Snippets from other files for the prompt (lsp_server/workspace).
+        self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self.speculation = Speculation(self)
+        params = self._initialize_params
+        if params is None:
+            return
+        try:
+            self.settings_store.update("file", load_config_file(config_file_path()))
+        except ConfigError as exc:
+            self.show_error(f"Infill configuration file: {exc}")
+        self.update_settings("initialization", params.initialization_options)
+        self.workspace_context.folders = workspace_lsp.folders_from_initialize(params)
 
     def speculation_stats(self) -> dict[str, Any]:
         return self.speculation.stats()
@@ -87,6 +140,8 @@ class InfillServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
+        from .documents import ENCODINGS, UTF16
+
         encoding = str(getattr(self.workspace, "position_encoding", None) or UTF16)
         return encoding if encoding in ENCODINGS else UTF16
 
@@ -148,6 +203,8 @@ class InfillServer(LanguageServer):
     def update_settings(self, layer: str, data: Any, replaces: tuple[str, ...] = ()) -> bool:
         """Apply one configuration source; on an invalid value tell the user (naming the key) and keep the last
         good settings. Returns whether the settings were accepted."""
+        from engine.errors import ConfigError
+
         try:
             self.settings_store.update(layer, _plain(data), replaces=replaces)
             return True
@@ -160,6 +217,8 @@ class InfillServer(LanguageServer):
 
         When the new engine cannot start, the settings go back to `previous` (a SettingsStore checkpoint) and the
         running engine keeps serving: a bad setting never stops completions."""
+        from engine.errors import InfillError
+
         if self.service is not None and self.service.settings != self.settings:
             await self.sessions.cancel_all()
             self.speculation.prefetcher.cancel("settings changed")
@@ -178,6 +237,8 @@ class InfillServer(LanguageServer):
 
     async def pull_workspace_configuration(self, replaces: tuple[str, ...] = ()) -> None:
         """`replaces`: the settings layers the pulled configuration supersedes (see SettingsStore.update)."""
+        from .config import SECTION
+
         if not self._client_supports_configuration():
             return
         try:
@@ -217,6 +278,8 @@ def _plain(value: Any) -> Any:
 
 def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position, encoding: str,
             index: int) -> types.InlineCompletionItem:
+    from .documents import index_to_column
+
     replaced = ctx.line_rest[:suggestion.replace_chars]
     end = types.Position(line=position.line,
                          character=position.character + index_to_column(replaced, len(replaced), encoding))
@@ -233,18 +296,23 @@ def build_server() -> InfillServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: InfillServer, params: types.InitializeParams) -> None:
-        try:
-            ls.settings_store.update("file", load_config_file(config_file_path()))
-        except ConfigError as exc:
-            ls.show_error(f"Infill configuration file: {exc}")
-        ls.update_settings("initialization", params.initialization_options)
-        ls.workspace_context.folders = workspace_lsp.folders_from_initialize(params)
+        # The answer is sent when this returns; the parts are built in the loop's next turn, before the next
+        # message is read (a message handled earlier builds them itself: InfillServer.__getattr__).
+        ls._initialize_params = params
+        asyncio.get_running_loop().call_soon(ls.load)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: InfillServer, params: types.InitializedParams) -> None:
+        from engine.api import StatusEvent
+
+        from .pipeline import CompletionService
+        from .workspace import lsp as workspace_lsp
+
+        ls.load()
         async with ls._config_lock:
             await ls.pull_workspace_configuration()
             ls.configure_logging()
+            log.info("speculation: %s", ls.speculation.prefetch_decision().describe())
             ls.service = CompletionService(ls.settings, ls.status.on_engine_status)
             ls.service.workspace = ls.workspace_context
             ls.workspace_context.configure(ls.settings.context, ls.settings.exclude)
@@ -258,6 +326,8 @@ def build_server() -> InfillServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def on_configuration(ls: InfillServer, params: types.DidChangeConfigurationParams) -> None:
+        from .config import SECTION
+
         async with ls._config_lock:
             previous = ls.settings_store.checkpoint()
             settings = _plain(params.settings)
@@ -301,6 +371,8 @@ def build_server() -> InfillServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
+        from .documents import normalize_uri
+
         purge_finished_futures(ls)
         uri = normalize_uri(params.text_document.uri)
         if ls.documents.close(params.text_document.uri):
@@ -343,6 +415,8 @@ def build_server() -> InfillServer:
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
                 **ls.speculation_stats()}
 
+    from .workspace import lsp as workspace_lsp
+
     workspace_lsp.register(server)
 
     @server.feature(types.SHUTDOWN)
@@ -363,6 +437,14 @@ def build_server() -> InfillServer:
 
 async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
+    from engine.api import StatusEvent
+    from engine.errors import InfillError
+
+    from .context import Window, build_context
+    from .documents import normalize_uri
+    from .secrets import excluded_by, uri_to_path
+    from .session import Superseded
+
     entered = time.perf_counter()
     empty = types.InlineCompletionList(items=[])
     uri = normalize_uri(params.text_document.uri)  # one key per file however it is spelled: sessions, caches
@@ -451,10 +533,14 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
 def snapshot(doc: Document) -> Document:
     """A copy of the document that later edits do not change (they update the store's chunks in place). O(document),
     paid only by a request that has to wait for a configuration change."""
+    from .documents import Document
+
     return Document(doc.uri, doc.text, doc.language_id, doc.version)
 
 
 def _publish_busy(ls: InfillServer) -> None:
+    from engine.api import StatusEvent
+
     if ls.status.current.kind == "ready":
         ls.status.publish(StatusEvent("busy", "Infill is completing"))
 

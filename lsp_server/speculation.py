@@ -8,11 +8,13 @@ call for it (`model_call`), and an answer was sent (`answered`). Text-sync handl
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from .context import build_context
 from .documents import UTF32, Document
@@ -45,11 +47,19 @@ class Speculation:
         self._clock = clock
         self.inflight = InflightGenerations()
         self.prefetcher = Prefetcher(lambda: server.service, self._hypothetical_context, self.inflight,
-                                     lambda: prefetch_enabled(server.settings))
+                                     lambda: self.prefetch_decision().enabled)
+        self._decision: tuple[Any, PrefetchDecision] | None = None
         #: The client has sent textDocument/didShowCompletion at least once: prefetch on that, not on answers.
         self.client_reports_shown = False
         self._last_answer: dict[str, tuple[CursorContext, Suggestion]] = {}
         self._last_model_call: float | None = None
+
+    def prefetch_decision(self) -> PrefetchDecision:
+        """The decision for the current settings (made again only when they change)."""
+        settings = self._server.settings
+        if self._decision is None or self._decision[0] is not settings:
+            self._decision = (settings, prefetch_decision(settings))
+        return self._decision[1]
 
     # --- requests ----------------------------------------------------------------------------------------------
 
@@ -178,6 +188,7 @@ class Speculation:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}
         out["reused_inflight"] = self.inflight.reused
         out["speculation_events"] = [list(e) for e in self.prefetcher.events]
+        out["prefetch_decision"] = self.prefetch_decision().describe()
         return out
 
     async def close(self) -> None:
@@ -226,11 +237,90 @@ def _get(obj: Any, *names: str) -> Any:
     return None
 
 
-#: Kind prefixes of hosted vendor APIs (billed per request): see SpeculationSettings.prefetch_hosted.
+#: Kind prefixes of APIs that are hosted vendors' unless the endpoint says otherwise (billed per request): see
+#: SpeculationSettings.prefetch_hosted and `prefetch_decision`.
 HOSTED_KINDS = ("openai/", "azure/", "deepseek/", "mistral/")
+#: Kinds that are model servers a user or a team runs (llama-server, vLLM, Ollama): a request costs no money.
+SELF_HOSTED_KINDS = ("llama.cpp/", "vllm/", "ollama/")
+#: Host names that only resolve on the machine or the local network.
+LOCAL_NAMES = ("localhost", ".localhost", ".local", ".lan", ".home.arpa", ".internal")
+#: RFC 6598 shared address space (carrier-grade NAT; Tailscale gives its machines addresses here): not `is_private`.
+SHARED_SPACE = ipaddress.ip_network("100.64.0.0/10")
+
+
+@dataclass(frozen=True)
+class PrefetchDecision:
+    """Whether speculative prefetch runs for the completion endpoint, and why (shown in the status and by
+    `infill doctor`, so a user who loses prefetch knows which setting gives it back)."""
+
+    enabled: bool
+    self_hosted: bool
+    reason: str
+
+    def describe(self) -> str:
+        return f"prefetch {'on' if self.enabled else 'off'}: {self.reason}"
+
+
+def endpoint_locality(endpoint: str | None) -> str | None:
+    """Why `endpoint` is on this machine or a local network ("loopback address 127.0.0.1", …); None when its host
+    is a public address or a name that does not say (names are not resolved: that would block, and DNS may lie)."""
+    if not endpoint:
+        return None
+    try:
+        host = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").hostname
+    except ValueError:
+        return None
+    if not host:
+        return None
+    host = host.lower().rstrip(".")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if host == "localhost" or host.endswith(LOCAL_NAMES):
+            return f"local host name {host}"
+        return None
+    if address.is_loopback:
+        return f"loopback address {host}"
+    if address.is_link_local:
+        return f"link-local address {host}"
+    if address.is_private:
+        return f"private network address {host}"
+    if isinstance(address, ipaddress.IPv4Address) and address in SHARED_SPACE:
+        return f"shared (CGNAT/VPN) address {host}"
+    return None
+
+
+def prefetch_decision(settings: ServerSettings) -> PrefetchDecision:
+    """Prefetch costs a hosted vendor's user money and rate limit, and a self-hosted server's user nothing: it is
+    on for Infill's own llama-server, the self-hosted kinds, and any endpoint on a loopback, link-local or private
+    address or marked `self_hosted = true`; off for hosted vendors unless `speculation.prefetch_hosted` asks."""
+    spec = settings.speculation
+    cfg = settings.engine.completion
+    if not spec.prefetch:
+        return PrefetchDecision(False, cfg.kind == "local", "speculation.prefetch = false")
+    if cfg.kind == "local":
+        return PrefetchDecision(True, True, "Infill's own llama-server")
+    endpoint = cfg.api_endpoint
+    if cfg.self_hosted is not None:
+        where = f"completion.self_hosted = {str(cfg.self_hosted).lower()}"
+        self_hosted, reason = cfg.self_hosted, where
+    elif cfg.kind.startswith(SELF_HOSTED_KINDS):
+        self_hosted, reason = True, f"{cfg.kind} is a self-hosted server kind"
+    else:
+        locality = endpoint_locality(endpoint)
+        if locality is not None:
+            self_hosted, reason = True, f"the {cfg.kind} endpoint is self-hosted ({locality})"
+        else:
+            self_hosted = False
+            reason = (f"the {cfg.kind} endpoint {endpoint or '(the vendor default)'} counts as a hosted API "
+                      "(set completion.self_hosted = true if it is yours)")
+    if self_hosted:
+        return PrefetchDecision(True, True, reason)
+    if spec.prefetch_hosted:
+        return PrefetchDecision(True, False, f"{reason}; speculation.prefetch_hosted = true")
+    return PrefetchDecision(False, False, f"{reason}; each prefetch would be a billed request "
+                                          "(speculation.prefetch_hosted = true turns it on)")
 
 
 def prefetch_enabled(settings: ServerSettings) -> bool:
-    spec = settings.speculation
-    hosted = settings.engine.completion.kind.startswith(HOSTED_KINDS)
-    return spec.prefetch and (spec.prefetch_hosted or not hosted)
+    return prefetch_decision(settings).enabled

@@ -8,6 +8,7 @@ first and waiting for the client's answer, so progress messages are sent from on
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass
@@ -37,8 +38,12 @@ class _Progress:
 
 class StatusReporter:
     def __init__(self, notify: Callable[[str, Any], None], progress: Any | None = None,
-                 progress_supported: Callable[[], bool] = lambda: False) -> None:
+                 progress_supported: Callable[[], bool] = lambda: False,
+                 ready_note: Callable[[], str | None] = lambda: None) -> None:
         self._notify = notify
+        #: Added to the engine's "ready" detail: what the server decided about the endpoint (e.g. prefetch on or
+        #: off, and why), where a user looks when something they expected does not happen.
+        self._ready_note = ready_note
         self._progress_api = progress
         self._progress_supported = progress_supported
         self._progress: _Progress | None = None
@@ -52,6 +57,14 @@ class StatusReporter:
     # --- engine events -----------------------------------------------------------------------------------------
 
     def on_engine_status(self, event: StatusEvent) -> None:
+        if event.kind == "ready":
+            try:
+                note = self._ready_note()
+            except Exception:
+                log.debug("status note failed", exc_info=True)
+                note = None
+            if note:
+                event = dataclasses.replace(event, detail=f"{event.detail}\n{note}" if event.detail else note)
         self.engine_current = event
         self.publish(event)
         if self._progress_api is not None and self._progress_supported():

@@ -46,7 +46,7 @@ def test_doctor_json_reports_server_timings(llama_server_binary: str, tiny_model
                  "--binary", llama_server_binary, *isolated])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["ok"]
-    assert [s["name"] for s in report["steps"]] == ["config", "binary", "model", "server", "completion"]
+    assert [s["name"] for s in report["steps"]] == ["config", "speculation", "binary", "model", "server", "completion"]
     timings = report["timings"]
     # The tiny model never emits EOS, so llama-server generates exactly n_predict tokens.
     assert timings["generated_tokens"] == 7
@@ -99,3 +99,18 @@ def test_bad_config_file_names_the_key(tmp_path: Path, capsys) -> None:
     out = capsys.readouterr().out
     assert code == 1
     assert re.search(r"config\s+FAILED\s+completion\.kindd: unknown setting", out)
+
+
+def test_doctor_says_whether_a_self_hosted_endpoint_gets_prefetch(tmp_path: Path, capsys) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[completion]\nkind = "openai/completion"\nmodel = "qwen"\n'
+                      'api_endpoint = "http://192.168.1.20:8000/v1"\n')
+    main(["doctor", "--config", str(config), "--binary", "/nonexistent/llama-server"])
+    out = capsys.readouterr().out
+    assert re.search(r"speculation\s+ok\s+prefetch on: the openai/completion endpoint is self-hosted "
+                     r"\(private network address 192\.168\.1\.20\) \(self-hosted\)", out), out
+    config.write_text('[completion]\nkind = "openai/completion"\nmodel = "gpt"\n'
+                      'api_endpoint = "https://api.openai.com/v1"\n')
+    main(["doctor", "--config", str(config), "--binary", "/nonexistent/llama-server"])
+    out = capsys.readouterr().out
+    assert re.search(r"speculation\s+ok\s+prefetch off: .*counts as a hosted API .*completion\.self_hosted = true", out)

@@ -7,4 +7,5 @@ bench/results/<module>.json.
     python -m bench.latency.keystroke_cost       python -m bench.latency.lsp_overhead
     python -m bench.latency.lsp_typing_through   python -m bench.latency.local_backend
     python -m bench.latency.remote_overhead      python -m bench.latency.postprocess_speed
-    python -m bench.latency.stop_condition       python -m bench.latency.context_retrieval"""
+    python -m bench.latency.stop_condition       python -m bench.latency.context_retrieval
+    python -m bench.latency.startup              # spawn → `initialize` against a bare pygls server"""

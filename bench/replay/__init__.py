@@ -7,4 +7,6 @@ right suggestions whole or word by word. Timing benchmarks: run them alone on th
     python -m bench.replay.typing_replay                      # passive user: ours against the naive pipeline
     python -m bench.replay.typing_replay --user accepting     # accepting user: ours against ours without speculation
     python -m bench.replay.typing_replay --smoke              # tiny test model, a few keystrokes
-    python -m bench.replay.soak                               # 30 minutes of the accepting user: what grows"""
+    python -m bench.replay.soak                               # 30 minutes of the accepting user: what grows
+    python -m bench.replay.multi_user                         # N users on one shared llama-server
+    python -m bench.replay.busy_machine                       # beside CPU-heavy work, thread policies"""

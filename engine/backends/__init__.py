@@ -40,7 +40,9 @@ class Resolved:
 
 def _llama_completion(r: Resolved, infill: bool):
     from .llama_cpp import LlamaCppCompletion
-    return LlamaCppCompletion(r.endpoint, use_infill=infill, http=r.http, api_key=r.api_key, client=r.client)
+    # A user's llama-server may serve other clients too: speculation there yields (engine.backends.shared_server).
+    return LlamaCppCompletion(r.endpoint, use_infill=infill, http=r.http, api_key=r.api_key, client=r.client,
+                              shared=True)
 
 
 def _llama_chat(r: Resolved):

@@ -12,6 +12,7 @@ at a restarted server (which may have had to take another port) and wait for it 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from typing import TYPE_CHECKING, Any, AsyncGenerator
@@ -19,14 +20,18 @@ from typing import TYPE_CHECKING, Any, AsyncGenerator
 import httpx
 
 from ..config import HttpSettings
-from ..errors import BackendError
+from ..errors import BackendError, SpeculationHeld
 from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
 from . import http as http_util
 
 if TYPE_CHECKING:  # only Infill's own server has a router; a remote backend never loads engine.local
     from ..local.slots import SlotRouter
+    from .shared_server import SharedServerGate
 
 VENDOR = "llama.cpp"
+#: The seed of speculative requests (prefetch, cache warm-ups): llama-server shows each busy slot's `params.seed` on
+#: `/slots`, so whoever runs a shared server (and bench/replay/multi_user.py) can tell guesses from user requests.
+SPECULATIVE_SEED = 23532
 #: llama.cpp's embedding models misbehave (or fail) on inputs this short, so they are padded.
 MIN_EMBEDDING_TOKENS = 4
 EMBEDDING_PAD = " ."
@@ -78,6 +83,8 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         body["t_max_predict_ms"] = options.time_budget_ms  # counted from the first token; ends at a line break
     if options.slot is not None:
         body["id_slot"] = options.slot
+    if options.speculative:
+        body["seed"] = SPECULATIVE_SEED
     return body
 
 
@@ -134,12 +141,24 @@ class LlamaCppCompletion(LlamaCppHttp):
     (`native_fim`); otherwise `/completion` with the already templated prompt."""
 
     def __init__(self, endpoint: str, *, use_infill: bool = False, http: HttpSettings = HttpSettings(),
-                 api_key: str | None = None, client: httpx.AsyncClient | None = None):
+                 api_key: str | None = None, client: httpx.AsyncClient | None = None, shared: bool = False):
         super().__init__(endpoint, http=http, api_key=api_key, client=client)
         self.use_infill = use_infill
         self.native_fim = use_infill
         #: `/infill` takes other files' snippets as `input_extra`, not in the prompt text.
         self.native_context = use_infill
+        #: A server others may use too (a user's llama-server): speculative work asks it first and yields.
+        self.gate: SharedServerGate | None = None
+        if shared:
+            from .shared_server import SharedServerGate
+
+            self.gate = SharedServerGate(lambda: self.client, self.base_url, self.auth_headers)
+
+    async def check_response(self, response: httpx.Response, path: str) -> None:
+        if self.gate is not None:
+            self.gate.note_status(response.status_code,
+                                  http_util.parse_retry_after(response.headers.get("retry-after")))
+        await super().check_response(response, path)
 
     #: Infill's own server pins each request to a slot (`engine.local.slots`); None: llama-server chooses.
     router: SlotRouter | None = None
@@ -160,6 +179,50 @@ class LlamaCppCompletion(LlamaCppHttp):
 
     async def generate(self, prompt: Prompt, options: CompletionOptions,
                        stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
+        if options.speculative and self.gate is not None:
+            async with contextlib.aclosing(self._generate_yielding(prompt, options, stats, self.gate)) as pieces:
+                async for piece in pieces:
+                    yield piece
+            return
+        async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
+            async for piece in pieces:
+                yield piece
+
+    async def _generate_yielding(self, prompt: Prompt, options: CompletionOptions, stats: GenerationStats | None,
+                                 gate: SharedServerGate) -> AsyncGenerator[str, None]:
+        """A speculative generation on a shared server: sent only when the gate admits it, cancelled when someone
+        needs its slot (raised as SpeculationHeld, so callers see why it ended)."""
+        reason = await gate.admit()
+        if reason is not None:
+            raise SpeculationHeld(VENDOR, f"speculative request held: {reason}")
+        task = asyncio.current_task()
+        yielded: list[str] = []
+
+        def on_yield(why: str) -> None:
+            yielded.append(why)
+            if task is not None:
+                task.cancel()
+
+        gate.running += 1
+        watcher = asyncio.ensure_future(gate.watch(on_yield))
+        try:
+            async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
+                async for piece in pieces:
+                    yield piece
+        except asyncio.CancelledError:
+            if not yielded:
+                raise
+            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: this cancel was ours, not the caller's
+            if uncancel is not None:
+                uncancel()
+            raise SpeculationHeld(VENDOR, f"speculative request yielded its slot: {yielded[0]}",
+                                  yielded=True) from None
+        finally:
+            gate.running -= 1
+            watcher.cancel()
+
+    async def _generate(self, prompt: Prompt, options: CompletionOptions,
+                        stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
         path = self.path
         body = completion_body(prompt, options, self.use_infill)
         slot = self._pin(body, prompt, options)
@@ -180,9 +243,14 @@ class LlamaCppCompletion(LlamaCppHttp):
 
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle)."""
+        if self.gate is not None:
+            reason = await self.gate.admit()
+            if reason is not None:
+                raise SpeculationHeld(VENDOR, f"cache warm-up held: {reason}")
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
-        body.update(n_predict=0, stream=False)
+        # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses
+        body.update(n_predict=0, stream=False, seed=SPECULATIVE_SEED)
         slot = self._pin(body, prompt, options)
         try:
             await self.post_json(self.path, body)

@@ -14,6 +14,7 @@ import asyncio
 import atexit
 import collections
 import ctypes
+import dataclasses
 import ctypes.util
 import logging
 import os
@@ -33,6 +34,7 @@ import httpx
 from ..types import StatusEvent
 from ..config import LocalServerSettings
 from ..errors import BackendUnavailable
+from .threads import TUNE_INTERVAL_S, CpuSampler, ThreadTuner, choose_threads
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +60,8 @@ def server_args(binary: str, model_path: str | os.PathLike, port: int, settings:
             "--cont-batching", "-np", str(settings.parallel), "--ctx-size", str(settings.ctx_size)]
     if settings.threads:
         args += ["--threads", str(settings.threads)]
+    if settings.threads_batch:
+        args += ["--threads-batch", str(settings.threads_batch)]
     if settings.gpu_layers:
         args += ["-ngl", str(settings.gpu_layers)]
     if settings.flash_attention:
@@ -219,6 +223,34 @@ class LlamaServerSupervisor:
         self.last_crash_reason: str | None = None
         self.started_at: float | None = None
         self.ready_seconds: float | None = None
+        #: The thread policy (engine.local.threads): adaptive unless the settings fix the count.
+        self.cpu_sampler = CpuSampler(lambda: self.pid)
+        self.tune_interval = TUNE_INTERVAL_S
+        self.tuner: ThreadTuner | None = None
+        #: Threads the current child was started with (None: llama-server's own choice, or the user's flags).
+        self.threads: int | None = None
+        #: Restarts made to change the thread count (not crashes).
+        self.retunes = 0
+        self._retune_to: int | None = None
+        #: The environment of the first child, given to every restarted one (a restart must not change it).
+        self._env: dict[str, str] | None = None
+
+    @property
+    def adaptive_threads(self) -> bool:
+        s = self.settings
+        return s.threads is None and not {"-t", "--threads"} & set(s.extra_args) and sys.platform.startswith("linux")
+
+    def _child_settings(self) -> LocalServerSettings:
+        """The settings with the policy's thread count (the same for generation and prompt processing)."""
+        if not self.adaptive_threads:
+            return self.settings
+        if self.threads is None:
+            cpus = self.cpu_sampler.cpus
+            self.threads = choose_threads(cpus, self.cpu_sampler.initial() or 0.0)
+            self.tuner = ThreadTuner(cpus, self.threads)
+            log.info("llama-server gets %d thread(s) of %d cores (load average)", self.threads, cpus)
+        batch = self.settings.threads_batch or self.threads
+        return dataclasses.replace(self.settings, threads=self.threads, threads_batch=batch)
 
     # --- public state ----------------------------------------------------------------------------------------------
 
@@ -276,6 +308,7 @@ class LlamaServerSupervisor:
             if self._stopping:
                 raise BackendUnavailable(VENDOR, "this llama-server supervisor was stopped")
             self._state = "starting"
+            self._env = dict(os.environ)
             self._thread = threading.Thread(target=self._run, name=f"llama-server {self.model_path.name}",
                                             daemon=True)
             _LIVE.add(self)
@@ -389,6 +422,12 @@ class LlamaServerSupervisor:
             outcome, proc = self._run_child()
             if self._stopping or outcome == "stopped":
                 return
+            if self._retune_to is not None:  # stopped by us to change the thread count: not a crash
+                self.threads, self._retune_to = self._retune_to, None
+                self.retunes += 1
+                if self.tuner is not None:
+                    self.tuner.switched(self.threads)
+                continue
             if outcome == "timeout":
                 self._give_up(f"llama-server did not become healthy within {self.settings.start_timeout:g} s "
                               f"(setting completion.local.start_timeout) loading {self.model_path}")
@@ -438,7 +477,7 @@ class LlamaServerSupervisor:
         Returns ("stopped" | "timeout" | "exited_before_ready" | "exited", proc)."""
         port = self._port or free_port()
         self._port = port
-        args = server_args(self.binary, self.model_path, port, self.settings)
+        args = server_args(self.binary, self.model_path, port, self._child_settings())
         tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         with self._cond:
             if self._stopping:
@@ -450,7 +489,7 @@ class LlamaServerSupervisor:
                 proc = subprocess.Popen(
                     args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                     start_new_session=True, preexec_fn=_child_preexec(os.getpid()) if _LIBC is not None else None,
-                    close_fds=True)
+                    close_fds=True, env=self._env)
             except OSError as exc:
                 raise LaunchError(f"cannot run {self.binary} ({exc.strerror or exc}); check completion.local.binary "
                                   "or reinstall llama-server (bash scripts/setup.sh)") from exc
@@ -466,7 +505,7 @@ class LlamaServerSupervisor:
             self._set_state("ready", base_url=f"http://127.0.0.1:{port}")
             log.info("llama-server is ready on port %s (%.2f s)", port, self.ready_seconds)
             self._emit(StatusEvent("ready", f"llama-server is ready ({self.model_path.name})", percent=100))
-            proc.wait()
+            self._watch_load(proc, port)
             outcome = "exited"
         elif outcome == "timeout":
             _terminate(proc, 2.0)
@@ -478,6 +517,34 @@ class LlamaServerSupervisor:
         if self._stopping:
             return "stopped", proc
         return outcome, proc
+
+    def _watch_load(self, proc: subprocess.Popen, port: int) -> None:
+        """Wait for the child to exit; meanwhile, when the thread policy wants another count and the server is
+        idle, stop it so that `_supervise` starts it again with that count."""
+        tuner = self.tuner if self.adaptive_threads else None
+        if tuner is None:
+            proc.wait()
+            return
+        self.cpu_sampler.others_busy()  # the baseline of the first difference
+        while True:
+            try:
+                proc.wait(timeout=self.tune_interval)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+            if self._stopping:
+                continue
+            busy = self.cpu_sampler.others_busy()
+            wanted = tuner.observe(busy) if busy is not None else None
+            if wanted is None or not _idle(port):
+                continue
+            log.info("llama-server: other programs keep %.1f of %d cores busy; restarting it with %d thread(s)",
+                     busy, tuner.cpus, wanted)
+            self._emit(StatusEvent("starting", f"Restarting llama-server with {wanted} thread(s): other programs "
+                                               f"keep {busy:.1f} of {tuner.cpus} cores busy"))
+            self._retune_to = wanted
+            _terminate(proc, self.stop_grace)
+            return
 
     def _wait_healthy(self, proc: subprocess.Popen, port: int) -> str:
         """"ready", "exited_before_ready", "timeout" or "stopped". 503 means "Loading model", not an error."""
@@ -508,6 +575,16 @@ class LlamaServerSupervisor:
         proc = self._proc
         if proc is not None:
             _terminate(proc, 1.0)
+
+
+def _idle(port: int) -> bool:
+    """No slot of the server on `port` is processing a request (so a restart interrupts nobody)."""
+    try:
+        with httpx.Client(trust_env=False, timeout=httpx.Timeout(2.0, connect=1.0)) as client:
+            slots = client.get(f"http://127.0.0.1:{port}/slots").json()
+    except (httpx.HTTPError, ValueError):
+        return False
+    return isinstance(slots, list) and not any(isinstance(s, dict) and s.get("is_processing") for s in slots)
 
 
 def _read_output(proc: subprocess.Popen, tail: collections.deque[str]) -> None:

@@ -133,6 +133,24 @@ def _engine_config(args: argparse.Namespace) -> tuple[EngineConfig, ModelConfig]
     return engine, cfg
 
 
+def speculation_step(config_file: str | None) -> Step:
+    """What the language server decides about speculative prefetch for the configured completion endpoint, and
+    why: a user of a self-hosted OpenAI-compatible server should see that it counts as self-hosted (or how to say
+    so), a user of a hosted API that prefetch stays off there."""
+    from pathlib import Path
+
+    from lsp_server.config import config_file_path, load_config_file, parse_settings
+    from lsp_server.speculation import prefetch_decision
+
+    try:
+        path = Path(config_file).expanduser() if config_file else config_file_path()
+        decision = prefetch_decision(parse_settings(load_config_file(path)))
+    except (ConfigError, InfillError) as exc:
+        return Step("speculation", False, str(exc), "fix the setting named above in the config file")
+    where = "self-hosted" if decision.self_hosted else "hosted"
+    return Step("speculation", True, f"{decision.describe()} ({where})")
+
+
 def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
     from engine.local.binary import INSTALL_ADVICE, binary_version, require_llama_server
     from engine.local.supervisor import LlamaServerSupervisor
@@ -148,6 +166,7 @@ def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
         step.ok, step.detail, step.advice = False, str(exc), "fix the setting named above in the config file"
         return report
     step.ok, step.detail = True, f"completion model: {cfg.model or '(default)'}"
+    report.steps.append(speculation_step(args.config))
 
     step = report.step("binary")
     try:

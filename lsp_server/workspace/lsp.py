@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..secrets import uri_to_path
-from . import watch
-from .provider import WorkspaceContext
-from .requests import warm
+
+if TYPE_CHECKING:  # registering the features must stay cheap: it happens before `initialize` is answered
+    from .provider import WorkspaceContext
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +78,8 @@ def register(server: Any) -> None:
     @server.feature("workspace/didChangeWatchedFiles")
     def watched_files_changed(ls: Any, params: Any) -> None:
         # Also taken from clients that send it without a registration: the paths are looked at again either way.
+        from . import watch
+
         ls.workspace_context.files_changed(watch.paths_from_params(params))
 
     @server.feature("workspace/didChangeWorkspaceFolders")
@@ -119,6 +121,8 @@ async def register_watchers(ls: Any) -> None:
     """Ask the client to watch the workspace's code files for us (`client/registerCapability`), when it declared
     `workspace.didChangeWatchedFiles.dynamicRegistration`. Until it accepts, and when it cannot or refuses, the
     periodic re-check stands in."""
+    from . import watch
+
     workspace: WorkspaceContext = ls.workspace_context
     if not watch.client_can_watch(getattr(ls, "client_capabilities", None)):
         log.info("workspace context: the client does not watch files; re-checking the folders every %.0f s",
@@ -138,6 +142,8 @@ async def tick_loop(ls: Any) -> None:
     """Register the file watchers, then once a second: look again at files changed on disk, flush sources, and when
     the context changed and no request is running, warm the cache. Without watchers, re-check the folders when due
     and idle (the walk runs in its own task: the tick does not wait for it)."""
+    from .requests import warm
+
     registration = asyncio.ensure_future(register_watchers(ls))
     try:
         while True:

@@ -1,0 +1,228 @@
+"""Speculation that yields on a model server others share (a team's llama-server, the `llama.cpp/*` kinds).
+
+A prefetch or a cache warm-up is a guess; on a shared server it takes a slot another user's keystroke may need, and
+llama-server makes a request that finds no idle slot wait (`requests_deferred`) until one frees. So speculative work
+asks the server first and steps aside:
+
+- it is sent only when, after it takes a slot, one is still idle (or the server is otherwise idle: then the only
+  request that could want the slot is this user's own, which cancels its prefetch before it calls the model), and
+  nobody is waiting;
+- while it runs, the server is looked at every `POLL_S`; when a request is deferred (or, without `/metrics`, all
+  slots are busy and not only with this request), it is cancelled: llama-server frees a slot whose connection
+  closes after its current batch;
+- after a 429 or 503 from the server, nothing speculative is sent for `BACKOFF_S` (or what Retry-After says).
+
+What the server says comes from `GET /slots` (each slot's `is_processing`; on by default) and `GET /metrics`
+(`requests_deferred`, `requests_processing`; needs `--metrics`). A server that answers neither is not gated (there
+is nothing to see), which is what the counters show as `blind`.
+
+Requests are not pinned to slots here (`id_slot`): on a server several clients use, a pin to a slot another client
+is using makes the request wait for that slot while others are idle (measured in bench/replay/multi_user.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+#: How often a running speculative request looks at the server.
+POLL_S = 0.1
+#: No speculation for this long after the server answered 429 or 503.
+BACKOFF_S = 5.0
+#: Longest a look at the server may take; a slower answer counts as "busy" (the server is struggling).
+REPORT_TIMEOUT_S = 0.5
+#: A report this fresh is reused (several speculative requests deciding in the same moment).
+REPORT_TTL_S = 0.05
+
+
+@dataclass(frozen=True)
+class Load:
+    """What the server reports. `deferred` is None without `/metrics`."""
+
+    slots: int
+    busy: int
+    deferred: int | None = None
+
+    @property
+    def idle(self) -> int:
+        return max(0, self.slots - self.busy)
+
+
+def admit_reason(load: Load, own_running: int = 0) -> str | None:
+    """Why a new speculative request must not be sent now (None: send it). `own_running`: this client's
+    speculative requests already on the server."""
+    if load.deferred:
+        return f"{load.deferred} request(s) waiting for a slot"
+    others = load.busy - own_running
+    if load.idle >= 2 or (load.idle >= 1 and others <= 0):
+        return None
+    return f"{load.busy} of {load.slots} slots busy"
+
+
+def yield_reason(load: Load) -> str | None:
+    """Why a running speculative request must give its slot up (None: it may go on)."""
+    if load.deferred is not None:
+        return f"{load.deferred} request(s) waiting for a slot" if load.deferred > 0 else None
+    if load.idle == 0 and load.busy > 1:
+        return f"all {load.slots} slots busy"
+    return None
+
+
+def parse_slots(reply: Any) -> tuple[int, int] | None:
+    """(slots, busy) from `/slots`; None for a reply of another shape."""
+    if not isinstance(reply, list) or not reply:
+        return None
+    slots = [s for s in reply if isinstance(s, dict)]
+    if not slots:
+        return None
+    busy = sum(1 for s in slots if s.get("is_processing") or s.get("state") == 1)
+    return len(slots), busy
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """`llamacpp:name value` lines of the Prometheus text format."""
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name, _, value = line.partition(" ")
+        try:
+            out[name.removeprefix("llamacpp:")] = float(value.split()[0])
+        except (ValueError, IndexError):
+            continue
+    return out
+
+
+@dataclass
+class GateStats:
+    admitted: int = 0
+    held_busy: int = 0
+    held_backoff: int = 0
+    #: Cancelled while running because someone else needed the slot.
+    yielded: int = 0
+    #: 429/503 answers seen (each starts a backoff).
+    overloads: int = 0
+    #: Admitted without a report (the server answers neither /slots nor /metrics).
+    blind: int = 0
+
+
+class SharedServerGate:
+    """One per completion backend pointed at a shared llama-server."""
+
+    def __init__(self, client: Callable[[], httpx.AsyncClient], base_url: Callable[[], Awaitable[str]],
+                 headers: Callable[[], dict[str, str]] = dict, clock: Callable[[], float] = time.monotonic) -> None:
+        self._client = client
+        self._base_url = base_url
+        self._headers = headers
+        self._clock = clock
+        self._hold_until = 0.0
+        self._report: tuple[float, Load | None] | None = None
+        self._has_metrics: bool | None = None  # None: not known yet
+        self._has_slots: bool | None = None
+        #: This client's speculative requests on the server now.
+        self.running = 0
+        self.stats = GateStats()
+        #: (event, detail), for tests that count what happened.
+        self.events: list[tuple[str, str]] = []
+
+    # --- what the server says -------------------------------------------------------------------------------
+
+    async def _get(self, path: str) -> httpx.Response | None:
+        base = (await self._base_url()).rstrip("/")
+        try:
+            return await self._client().get(base + path, headers=self._headers(), timeout=REPORT_TIMEOUT_S)
+        except httpx.HTTPError as exc:
+            log.debug("shared server: GET %s failed: %s", path, exc)
+            return None
+
+    async def load(self) -> Load | None:
+        """The server's load now (reused for REPORT_TTL_S); None when it reports nothing."""
+        now = self._clock()
+        if self._report is not None and now - self._report[0] < REPORT_TTL_S:
+            return self._report[1]
+        slots: tuple[int, int] | None = None
+        deferred: int | None = None
+        processing: int | None = None
+        if self._has_slots is not False:
+            response = await self._get("/slots")
+            if response is not None and response.status_code == 200:
+                try:
+                    slots = parse_slots(response.json())
+                except ValueError:
+                    slots = None
+                self._has_slots = slots is not None
+            elif response is not None and response.status_code in (404, 501):
+                self._has_slots = False
+        if self._has_metrics is not False:
+            response = await self._get("/metrics")
+            if response is not None and response.status_code == 200:
+                metrics = parse_metrics(response.text)
+                if "requests_deferred" in metrics:
+                    deferred = int(metrics["requests_deferred"])
+                    processing = int(metrics.get("requests_processing", 0))
+                self._has_metrics = deferred is not None
+            elif response is not None and response.status_code in (404, 501):
+                self._has_metrics = False
+        load: Load | None
+        if slots is not None:
+            load = Load(slots[0], slots[1], deferred)
+        elif processing is not None:  # no /slots: the slot count is unknown; assume the busy ones plus one
+            load = Load(processing + 1, processing, deferred)
+        else:
+            load = None
+        self._report = (self._clock(), load)
+        return load
+
+    # --- the rules ------------------------------------------------------------------------------------------
+
+    def note_status(self, status: int, retry_after: float | None = None) -> None:
+        """Any answer of the server: 429 and 503 mean it is overloaded (or loading): hold speculation."""
+        if status not in (429, 503):
+            return
+        self.stats.overloads += 1
+        self._hold_until = max(self._hold_until, self._clock() + (retry_after or BACKOFF_S))
+        self.events.append(("overload", str(status)))
+
+    async def admit(self) -> str | None:
+        """None: a speculative request may be sent now; else why not (counted)."""
+        if self._clock() < self._hold_until:
+            self.stats.held_backoff += 1
+            self.events.append(("held", "backoff"))
+            return "the server answered 429/503 a moment ago"
+        load = await self.load()
+        if load is None:
+            self.stats.blind += 1
+            self.stats.admitted += 1
+            self.events.append(("admitted", "blind"))
+            return None
+        reason = admit_reason(load, self.running)
+        if reason is not None:
+            self.stats.held_busy += 1
+            self.events.append(("held", reason))
+            return reason
+        self.stats.admitted += 1
+        self.events.append(("admitted", f"{load.busy}/{load.slots} busy"))
+        return None
+
+    async def watch(self, on_yield: Callable[[str], None]) -> None:
+        """Look at the server every POLL_S while a speculative request runs; call `on_yield(reason)` once and
+        return when it has to step aside. Cancelled by the caller when the request ends."""
+        while True:
+            await asyncio.sleep(POLL_S)
+            if self._clock() < self._hold_until:
+                reason: str | None = "the server answered 429/503"
+            else:
+                load = await self.load()
+                reason = yield_reason(load) if load is not None else None
+            if reason is not None:
+                self.stats.yielded += 1
+                self.events.append(("yielded", reason))
+                on_yield(reason)
+                return

@@ -1,0 +1,108 @@
+"""How many threads the supervised llama-server gets, from how busy the machine is (`completion.local.threads`
+unset).
+
+Why it matters: llama.cpp's threads meet at a barrier after every layer. When another program holds a core, the
+thread that shares it runs in time slices and the others spin waiting for it: on the 2-core machine two threads
+made 60 tokens/s idle but 24 beside one busy process and 15 beside two, one thread 40 / 41 / 23 (issue 25); on a
+machine loaded far past its cores two threads fell below 1 token/s where one made 9 (bench/replay/busy_machine.py,
+docs/busy-machine.md). So the server gets one thread per core that other programs leave free, at least one, for
+generation and prompt processing alike, and the supervisor restarts it with another count when the load has changed
+for a while and it is idle (a restart costs the model load and the prompt cache, so it is rare: hysteresis).
+
+What "other programs" use is read from /proc (Linux): all CPU time minus llama-server's own. Elsewhere, and when
+the user sets `threads`, the count is fixed."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+#: Seconds between looks at the machine while llama-server runs.
+TUNE_INTERVAL_S = 5.0
+#: Looks in a row that must agree on a new thread count before the server is restarted with it (~30 s).
+STABLE_SAMPLES = 6
+
+
+def choose_threads(cpus: int, others_busy: float) -> int:
+    """One thread per core the other programs leave free, at least one. A core counts as taken when they use more
+    than three quarters of it: the editor, the language server itself and a test runner's bursts must not cost a
+    thread (and a restart)."""
+    free = cpus - max(0.0, others_busy)
+    return max(1, min(cpus, int(free + 0.75)))
+
+
+@dataclass
+class ThreadTuner:
+    """Decides when a different thread count is worth a restart: only when STABLE_SAMPLES looks in a row say the
+    same new count (a build that runs for a minute, not a burst)."""
+
+    cpus: int
+    current: int
+    stable: int = STABLE_SAMPLES
+    _recent: deque[int] = field(default_factory=deque)
+
+    def observe(self, others_busy: float) -> int | None:
+        """A new look; the thread count to restart with, or None."""
+        self._recent.append(choose_threads(self.cpus, others_busy))
+        while len(self._recent) > self.stable:
+            self._recent.popleft()
+        if len(self._recent) == self.stable and len(set(self._recent)) == 1 and self._recent[0] != self.current:
+            return self._recent[0]
+        return None
+
+    def switched(self, threads: int) -> None:
+        self.current = threads
+        self._recent.clear()
+
+
+def _proc_stat() -> tuple[int, int] | None:
+    """(busy ticks, all ticks) of the whole machine from /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = fh.readline().split()[1:]
+    except OSError:
+        return None
+    values = [int(v) for v in fields[:8]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
+    return sum(values) - idle, sum(values)
+
+
+def _process_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    fields = text.rsplit(")", 1)[-1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15 of stat)
+
+
+class CpuSampler:
+    """Cores kept busy by programs other than llama-server since the last look (Linux /proc); None elsewhere."""
+
+    def __init__(self, own_pid: Callable[[], int | None]) -> None:
+        self._own_pid = own_pid
+        self._last: tuple[int, int, int] | None = None  # machine busy, machine all, own ticks
+        self.cpus = os.cpu_count() or 1
+
+    def initial(self) -> float | None:
+        """Before llama-server runs: the 1-minute load average, as cores (no waiting for a sample)."""
+        try:
+            return min(float(self.cpus), os.getloadavg()[0])
+        except OSError:
+            return None
+
+    def others_busy(self) -> float | None:
+        machine = _proc_stat()
+        pid = self._own_pid()
+        own = _process_ticks(pid) if pid is not None else 0
+        if machine is None or own is None:
+            return None
+        busy, total = machine
+        last, self._last = self._last, (busy, total, own)
+        if last is None or total <= last[1]:
+            return None
+        others = max(0, (busy - last[0]) - (own - last[2]))
+        return self.cpus * others / (total - last[1])

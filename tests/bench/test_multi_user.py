@@ -1,0 +1,26 @@
+"""Smoke test of bench/replay/multi_user.py: two users through their own servers on one shared llama-server
+(tiny model); every request answered, the server sampled, the table and JSON written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.replay import multi_user
+
+
+@pytest.mark.llama_server
+def test_two_users_share_one_server(llama_server_binary, tmp_path, capsys):
+    output = tmp_path / "multi.json"
+    assert multi_user.main(["--smoke", "--users", "2", "--variant", "ours", "--max-keystrokes", "6",
+                            "--binary", llama_server_binary, "--output", str(output), "--quiet"]) == 0
+    report = json.loads(output.read_text())
+    cell = report["cells"]["2/ours"]
+    assert cell["kind"] == "llama.cpp/infill" and cell["parallel"] == 2
+    assert [u["file"] for u in cell["per_user"]] == ["editor_extension.ts", "event_queue.js"]
+    assert all(u["answered_share"] == 100.0 for u in cell["per_user"])
+    assert cell["server"]["slots"] == 2 and cell["server"]["samples"] > 0
+    assert cell["overall"]["model_calls"] > 0
+    assert "2" in report["targets"]["per_n"]
+    assert "| 2 | ours |" in capsys.readouterr().out

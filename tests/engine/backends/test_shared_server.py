@@ -1,0 +1,218 @@
+"""Speculation that yields on a shared llama-server (engine/backends/shared_server.py): the rules alone, and against
+the real llama-server (--parallel 2, the tiny model), counting what the server and the gate report. No timing
+assertions: every wait is for an event (a slot busy, a token, a deferred request), with a safety bound."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from engine.backends.llama_cpp import LlamaCppCompletion
+from engine.backends.shared_server import (Load, SharedServerGate, admit_reason, parse_metrics, parse_slots,
+                                           yield_reason)
+from engine.config import LocalServerSettings
+from engine.errors import SpeculationHeld
+from engine.local.supervisor import LlamaServerSupervisor
+from engine.types import CompletionOptions, Prompt
+
+# --- the rules --------------------------------------------------------------------------------------------------
+
+
+def test_admitted_only_when_a_slot_stays_free_for_a_user():
+    assert admit_reason(Load(slots=2, busy=0)) is None
+    assert admit_reason(Load(slots=4, busy=2)) is None
+    assert admit_reason(Load(slots=2, busy=1)) == "1 of 2 slots busy"  # it would take the last free slot
+    assert admit_reason(Load(slots=1, busy=0)) is None  # nobody else there: the user's own request cancels it
+    assert admit_reason(Load(slots=2, busy=1), own_running=1) is None  # the busy one is this client's own guess
+    assert admit_reason(Load(slots=8, busy=1, deferred=1)) == "1 request(s) waiting for a slot"
+
+
+def test_a_running_guess_yields_when_someone_waits():
+    assert yield_reason(Load(slots=2, busy=2, deferred=0)) is None
+    assert yield_reason(Load(slots=2, busy=2, deferred=1)) == "1 request(s) waiting for a slot"
+    # without /metrics the queue is invisible: all slots busy, and not only with this guess, means a request waits
+    assert yield_reason(Load(slots=2, busy=2)) == "all 2 slots busy"
+    assert yield_reason(Load(slots=1, busy=1)) is None
+
+
+def test_reports_are_parsed():
+    assert parse_slots([{"id": 0, "is_processing": True}, {"id": 1, "is_processing": False}]) == (2, 1)
+    assert parse_slots({"error": "x"}) is None
+    metrics = parse_metrics("# HELP x\nllamacpp:requests_processing 2\nllamacpp:requests_deferred 1\n")
+    assert metrics == {"requests_processing": 2.0, "requests_deferred": 1.0}
+
+
+def gate_for(handler) -> tuple[SharedServerGate, httpx.AsyncClient]:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+
+    async def base_url() -> str:
+        return "http://shared.test"
+
+    return SharedServerGate(lambda: client, base_url), client
+
+
+async def test_after_a_503_nothing_speculative_is_sent_for_a_while():
+    now = [100.0]
+    gate, client = gate_for(lambda request: httpx.Response(200, json=[{"is_processing": False}] * 2))
+    gate._clock = lambda: now[0]
+    assert await gate.admit() is None
+    gate.note_status(503)
+    assert await gate.admit() is not None and gate.stats.held_backoff == 1
+    now[0] += 6.0  # past BACKOFF_S
+    assert await gate.admit() is None
+    assert (gate.stats.admitted, gate.stats.overloads) == (2, 1)
+    await client.aclose()
+
+
+async def test_a_server_that_reports_nothing_is_not_gated():
+    gate, client = gate_for(lambda request: httpx.Response(501, text="not supported"))
+    assert await gate.admit() is None and await gate.admit() is None
+    assert gate.stats.blind == 2
+    await client.aclose()
+
+
+# --- the real llama-server --------------------------------------------------------------------------------------
+
+#: Long enough (8192 tokens a slot) that a request started here is still running when the test looks at it.
+SHARED = LocalServerSettings(parallel=2, ctx_size=16384, start_timeout=60.0, extra_args=("--metrics",))
+LONG = 8000
+
+
+@pytest.fixture(scope="module")
+def shared_server(llama_server_binary: str, tiny_model: Path) -> Iterator[str]:
+    """A llama-server of its own (the session one must keep its slots for other tests)."""
+    supervisor = LlamaServerSupervisor(llama_server_binary, tiny_model, SHARED)
+    try:
+        yield supervisor.start_blocking()
+    finally:
+        supervisor.stop_blocking()
+
+
+async def metrics(url: str) -> dict[str, float]:
+    async with httpx.AsyncClient(trust_env=False, timeout=10.0) as http:
+        return parse_metrics((await http.get(url + "/metrics")).text)
+
+
+async def wait_for(check, what: str, attempts: int = 6000) -> None:
+    """Poll `check()` until true; the bound only stops a broken test (60 s), it is not a speed assertion."""
+    for _ in range(attempts):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never saw: {what}")
+
+
+async def busy_slots(url: str) -> int:
+    async with httpx.AsyncClient(trust_env=False, timeout=10.0) as http:
+        parsed = parse_slots((await http.get(url + "/slots")).json())
+    assert parsed is not None
+    return parsed[1]
+
+
+class UserStream:
+    """A user's long streaming request, read in the background; counts the tokens it received."""
+
+    def __init__(self, url: str, prompt: str) -> None:
+        self.url = url
+        self.prompt = prompt
+        self.tokens = 0
+        self.task: asyncio.Task | None = None
+
+    def start(self) -> UserStream:
+        self.task = asyncio.ensure_future(self._run())
+        return self
+
+    async def _run(self) -> None:
+        body = {"prompt": self.prompt, "n_predict": LONG, "temperature": 0.0, "stream": True, "cache_prompt": True}
+        async with httpx.AsyncClient(trust_env=False, timeout=120.0) as http:
+            async with http.stream("POST", self.url + "/completion", json=body) as response:
+                async for line in response.aiter_lines():
+                    if line.startswith("data:"):
+                        self.tokens += 1
+
+    async def stop(self) -> None:
+        assert self.task is not None
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
+            await self.task
+
+
+def speculative_backend(url: str) -> LlamaCppCompletion:
+    return LlamaCppCompletion(url, use_infill=False, shared=True)
+
+
+def guess() -> tuple[Prompt, CompletionOptions]:
+    return (Prompt(text="def guessed_next_line(x):\n", prefix="def guessed_next_line(x):\n", suffix=None,
+                   language="python"),
+            CompletionOptions(max_decoding_tokens=LONG, sampling_temperature=0.0, speculative=True))
+
+
+async def test_a_guess_is_not_sent_while_it_would_take_the_last_free_slot(shared_server: str):
+    user = UserStream(shared_server, "class Inventory:\n").start()
+    backend = speculative_backend(shared_server)
+    try:
+        await wait_for(lambda: _has_tokens(user), "the user's request generating")
+        before = await metrics(shared_server)
+        prompt, options = guess()
+        with pytest.raises(SpeculationHeld) as held:
+            async with contextlib.aclosing(backend.generate(prompt, options)) as pieces:
+                async for _ in pieces:
+                    pass
+        assert not held.value.yielded and "1 of 2 slots busy" in str(held.value)
+        assert backend.gate is not None
+        assert (backend.gate.stats.held_busy, backend.gate.stats.admitted) == (1, 0)
+        # the server saw no new prompt: the guess was never sent
+        assert (await metrics(shared_server))["prompt_tokens_total"] == before["prompt_tokens_total"]
+    finally:
+        await user.stop()
+        await backend.close()
+
+
+async def _has_tokens(stream: UserStream) -> bool:
+    return stream.tokens > 0
+
+
+async def test_a_running_guess_gives_its_slot_to_a_waiting_user_request(shared_server: str):
+    await wait_for(lambda: _idle(shared_server), "an idle server")
+    backend = speculative_backend(shared_server)
+    prompt, options = guess()
+    pieces: list[str] = []
+
+    async def speculate() -> None:
+        async with contextlib.aclosing(backend.generate(prompt, options)) as stream:
+            async for piece in stream:
+                pieces.append(piece)
+
+    speculation = asyncio.ensure_future(speculate())
+    users: list[UserStream] = []
+    try:
+        await wait_for(lambda: _true(bool(pieces) or speculation.done()), "the guess generating")
+        assert not speculation.done(), "the guess was not admitted on an idle server"
+        # two users type: one takes the free slot, the other would wait behind the guess
+        users = [UserStream(shared_server, "def first_user(a):\n").start(),
+                 UserStream(shared_server, "def second_user(b):\n").start()]
+        with pytest.raises(SpeculationHeld) as yielded:
+            await asyncio.wait_for(speculation, 60)
+        assert yielded.value.yielded and "waiting for a slot" in str(yielded.value)
+        assert backend.gate is not None and backend.gate.stats.yielded == 1
+        # both users are served: the waiting one got the guess's slot
+        await wait_for(lambda: _true(all(u.tokens > 0 for u in users)), "both user requests generating")
+        assert (await metrics(shared_server))["requests_deferred"] == 0
+    finally:
+        speculation.cancel()
+        for user in users:
+            await user.stop()
+        await backend.close()
+
+
+async def _true(value: bool) -> bool:
+    return value
+
+
+async def _idle(url: str) -> bool:
+    return await busy_slots(url) == 0

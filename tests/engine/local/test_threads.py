@@ -1,0 +1,99 @@
+"""The thread policy of the supervised llama-server (engine/local/threads.py): the rule, the hysteresis, and a
+restart with another thread count against the real llama-server, driven by a scripted view of the machine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.config import LocalServerSettings
+from engine.local.supervisor import LlamaServerSupervisor
+from engine.local.threads import CpuSampler, ThreadTuner, choose_threads
+
+
+def test_one_thread_per_core_left_free():
+    assert choose_threads(2, 0.0) == 2
+    assert choose_threads(2, 0.7) == 2  # the editor and the language server's bursts do not take a core
+    assert choose_threads(2, 0.8) == 1
+    assert choose_threads(2, 1.0) == 1  # a job keeps one core busy
+    assert choose_threads(2, 2.0) == 1  # never fewer than one
+    assert choose_threads(8, 3.2) == 5
+    assert choose_threads(4, -1.0) == 4
+
+
+def test_a_restart_only_for_a_lasting_change():
+    tuner = ThreadTuner(cpus=2, current=2, stable=3)
+    assert [tuner.observe(b) for b in (1.0, 1.0, 0.0, 1.0, 1.0)] == [None] * 5  # a burst does not count
+    assert tuner.observe(1.0) == 1
+    tuner.switched(1)
+    assert [tuner.observe(b) for b in (1.0, 1.0, 1.0)] == [None] * 3  # already there
+
+
+def test_the_sampler_reads_this_machine():
+    sampler = CpuSampler(lambda: None)
+    assert sampler.others_busy() is None  # the first look is the baseline
+    end = time.monotonic() + 0.2
+    while time.monotonic() < end:  # some CPU time of our own, counted as "other programs" (own pid is None)
+        pass
+    busy = sampler.others_busy()
+    assert busy is not None and 0.0 <= busy <= sampler.cpus
+
+
+class ScriptedMachine:
+    """Two cores, idle when llama-server starts, then a job keeps one busy."""
+
+    cpus = 2
+
+    def __init__(self) -> None:
+        self.looks = 0
+
+    def initial(self) -> float:
+        return 0.0
+
+    def others_busy(self) -> float:
+        self.looks += 1
+        return 1.0
+
+
+def _cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+@pytest.mark.llama_server
+def test_the_server_is_restarted_with_fewer_threads_when_a_job_takes_a_core(llama_server_binary, tiny_model):
+    sup = LlamaServerSupervisor(llama_server_binary, tiny_model, LocalServerSettings(parallel=1, ctx_size=512))
+    machine = ScriptedMachine()
+    sup.cpu_sampler = machine  # type: ignore[assignment]
+    sup.tune_interval = 0.02
+    try:
+        sup.start_blocking()
+        first = sup.pid
+        assert first is not None
+        args = _cmdline(first)
+        assert args[args.index("--threads") + 1] == "2" and args[args.index("--threads-batch") + 1] == "2"
+        for _ in range(3000):  # counted looks, not time: the bound only stops a broken test
+            if sup.retunes == 1 and sup.state == "ready" and sup.pid not in (None, first):
+                break
+            time.sleep(0.01)
+        assert sup.retunes == 1 and sup.state == "ready"
+        args = _cmdline(sup.pid)
+        assert args[args.index("--threads") + 1] == "1" and args[args.index("--threads-batch") + 1] == "1"
+        assert sup.crashes == 0 and sup.threads == 1
+        looks = machine.looks
+        for _ in range(100):
+            if machine.looks >= looks + 10:
+                break
+            time.sleep(0.01)
+        assert sup.retunes == 1  # the load stayed: no more restarts
+    finally:
+        sup.stop_blocking()
+
+
+def test_fixed_threads_are_left_alone(tmp_path):
+    sup = LlamaServerSupervisor("llama-server", tmp_path / "m.gguf", LocalServerSettings(threads=3))
+    assert not sup.adaptive_threads and sup._child_settings().threads == 3
+    flags = LlamaServerSupervisor("llama-server", tmp_path / "m.gguf",
+                                  LocalServerSettings(extra_args=("--threads", "1")))
+    assert not flags.adaptive_threads
