@@ -15,10 +15,10 @@ Tasks are drawn in fixed shares of those places (`SHARES`), uniformly over every
 packages: `tune` (the cut simulation's packages) to work on, `heldout` (other packages) to report.
 
 Per task: *raw* (the engine without stop rules, cut only at the token limit), *ours* (the LSP server's own code path,
-`bench/quality_pipeline.py`) and the *oracle* (the best character prefix of raw). Where the prompt ends mid-token
+`bench/quality/pipeline.py`) and the *oracle* (the best character prefix of raw). Where the prompt ends mid-token
 (after a blank, `engine.prompt.healing_split`) raw is also asked with the prompt ended at the last whole token, its
 answer with the removed text taken off (`raw_healed`), and the oracle is the better of the two raws. Scores: exact
-match and edit similarity (`bench/quality_metrics.py`), per language, hole kind and position; too long one-line
+match and edit similarity (`bench/quality/metrics.py`), per language, hole kind and position; too long one-line
 holes (a suggestion of more lines than the hole); empty answers after a space against elsewhere.
 
 The JSON keeps every task's document and every model text, so `--replay FILE` runs today's pipeline over the
@@ -50,12 +50,14 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from bench import cut_simulation as sim
-from bench.quality_data import Task as QualityTask
-from bench.quality_metrics import edit_similarity, exact_match, oracle_edit_similarity, oracle_exact_match
 from engine.prompt import healing_split
 
-RESULTS = sim.RESULTS
+from ..common.paths import REPO_ROOT, RESULTS_DIR
+from . import cut_simulation as sim
+from .metrics import edit_similarity, exact_match, oracle_edit_similarity, oracle_exact_match
+from .suites_data import Task as QualityTask
+
+RESULTS = RESULTS_DIR
 LANGUAGES = ("python", "java", "typescript", "go", "javascript")
 DEFAULT_LANGUAGES = ("python", "java", "typescript", "go")
 #: The tuning split is the cut simulation's corpus; the held-out split other packages of the same registries
@@ -404,7 +406,7 @@ def tasks_for(args: argparse.Namespace) -> list[RealTask]:
     tasks: list[RealTask] = []
     for language in languages:
         if args.smoke:
-            files = [sim.ROOT / p for p in sim.SMOKE_FILES.get(language, ())]
+            files = [REPO_ROOT / p for p in sim.SMOKE_FILES.get(language, ())]
         else:
             files = split_files(args.split, language)
         if not files:
@@ -414,8 +416,8 @@ def tasks_for(args: argparse.Namespace) -> list[RealTask]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from bench.quality import engine_config, smoke_model_path  # type: ignore[attr-defined]
-    from bench.quality_pipeline import Pipeline
+    from .pipeline import Pipeline
+    from .suites import engine_config, smoke_model_path
 
     tasks = tasks_for(args)
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model

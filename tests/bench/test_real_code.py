@@ -4,30 +4,14 @@ smoke run with the tiny test model and the real llama-server."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench.quality import real_code as rc
 from lsp_server.syntax import has_grammar
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load():
-    # bench/quality/ becomes a package when the bench layout lands (issue 26); until then bench/quality.py holds
-    # the name, so the module is loaded from its file.
-    spec = importlib.util.spec_from_file_location("bench_quality_real_code", ROOT / "bench/quality/real_code.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rc = _load()
 needs_grammars = pytest.mark.skipif(not all(has_grammar(x) for x in ("python", "javascript", "typescript", "go")),
                                     reason="tree-sitter grammars (the syntax extra) are not installed")
 
