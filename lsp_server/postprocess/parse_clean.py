@@ -57,28 +57,58 @@ def _problems(tree: Any, language: str, low: int, high: int) -> int:
 
 
 #: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
+_CLOSERS = (")", "]", "}", "end")
 _NOT_CODE_START = re.compile(r"\s*(?:[*#]|//|/\*|--|\"\"\"|\'\'\'|$)")
 
 
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _starts_code(line: str) -> bool:
+    return not _NOT_CODE_START.match(line) and not line.lstrip().startswith(_CLOSERS)
+
+
 def _head_lines(lines: list[str]) -> list[str]:
-    """The window's lines before the cursor, starting at the shallowest line that starts with code (a statement or
-    declaration start, so the parse does not begin inside a comment or a construct cut in two)."""
-    lines = lines[-LINES_BEFORE:]
-    best, width = 0, None
-    for index, line in enumerate(lines[:-1]):
-        if _NOT_CODE_START.match(line):
+    """The window's lines before the cursor: from the shallowest line there that starts code (a statement or a
+    declaration, not a closer or a comment), after the header lines of the constructs it stands in (found further
+    up, each shallower than the last: a constructor parses only inside its class)."""
+    window = len(lines) - min(len(lines), LINES_BEFORE)
+    best, width = window, None
+    for index in range(window, len(lines) - 1):
+        if not _starts_code(lines[index]):
             continue
-        indent = len(line) - len(line.lstrip(" \t"))
+        indent = _indent(lines[index])
         if width is None or indent < width:
             best, width = index, indent
             if indent == 0:
                 break
-    return lines[best:]
+    headers: list[str] = []
+    level = width if width is not None else 0
+    for index in range(best - 1, -1, -1):
+        if level == 0:
+            break
+        line = lines[index]
+        if _starts_code(line) and _indent(line) < level:
+            headers.append(line)
+            level = _indent(line)
+    return headers[::-1] + lines[best:]
+
+
+def _tail_lines(lines: list[str]) -> list[str]:
+    """The window's lines from the cursor on: the lines looked at, then up to the last line that starts code at the
+    shallowest indentation (so the parse ends between statements rather than half-way through one)."""
+    lines = lines[:LINES_AFTER + 1]
+    end, width = len(lines), None
+    for index in range(LINES_LOOKED_AT + 1, len(lines)):
+        if _starts_code(lines[index]) and (width is None or _indent(lines[index]) <= width):
+            end, width = index, _indent(lines[index])
+    return lines[:end]
 
 
 def _window(ctx: PostprocessContext) -> tuple[str, str]:
     head = "\n".join(_head_lines(ctx.prefix_lines))
-    tail = "\n".join(ctx.suffix_lines[:LINES_AFTER])
+    tail = "\n".join(_tail_lines(ctx.suffix_lines))
     if len(head) > CHARS_BEFORE:
         start = head.find("\n", len(head) - CHARS_BEFORE)
         head = head[start + 1:] if start >= 0 else head[-CHARS_BEFORE:]
