@@ -302,12 +302,20 @@ async def grammar_generation(pipeline: Any, task: QualityTask, removed: str) -> 
 
 
 async def generate(tasks: Sequence[RealTask], pipeline: Any, progress: bool = True, grammar: bool = False,
-                   live_ours: bool = False) -> list[dict[str, Any]]:
+                   live_ours: bool = False, time_budget: float | None = None,
+                   partial: Path | None = None) -> list[dict[str, Any]]:
     """The model's raw answers (and the healed prompt's where the prompt ends mid-token; the grammar's with
-    `grammar`). "ours" comes from `replay_rows` over them unless `live_ours` asks the pipeline itself too."""
-    rows = []
+    `grammar`). "ours" comes from `replay_rows` over them unless `live_ours` asks the pipeline itself too.
+
+    With `time_budget` (seconds) no task starts after it is spent; the tasks are in an order that mixes languages
+    and places (`interleave`), so a shortened run is a smaller sample of the same kind. `partial`: the rows so far
+    are written there after each task (a run stopped early keeps them; `--replay` reads the file)."""
+    rows: list[dict[str, Any]] = []
     started = time.monotonic()
     for index, task in enumerate(tasks, start=1):
+        if time_budget is not None and time.monotonic() - started > time_budget:
+            print(f"  time budget spent: {len(rows)} of {len(tasks)} tasks", file=sys.stderr, flush=True)
+            break
         quality_task = task.as_quality_task()
         raw = await pipeline.raw(quality_task)
         row: dict[str, Any] = {**asdict(task), "task_id": task.task_id, "raw": raw.to_json()}
@@ -321,7 +329,9 @@ async def generate(tasks: Sequence[RealTask], pipeline: Any, progress: bool = Tr
             if grammar and task.position == "space":
                 row["raw_grammar"] = await grammar_generation(pipeline, quality_task, removed)
         rows.append(row)
-        if progress and (index % 10 == 0 or index == len(tasks)):
+        if partial is not None:
+            partial.write_text(json.dumps({"rows": rows}), encoding="utf-8")
+        if progress and (index % 5 == 0 or index == len(tasks)):
             print(f"  generated {index}/{len(tasks)} in {time.monotonic() - started:.0f} s", file=sys.stderr,
                   flush=True)
     return rows
@@ -404,10 +414,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--live-ours", action="store_true",
                         help="also ask the pipeline itself for each task (slower; 'ours' still comes from the raw "
                              "text, which greedy decoding makes the same generation)")
+    parser.add_argument("--max-prefix-tokens", type=int,
+                        help="prompt budget before the cursor (default: the server's, 1024); smaller prompts cost "
+                             "less prefill on a loaded machine, the same for raw, ours and the oracle")
+    parser.add_argument("--time-budget", type=float, help="seconds of generation; no task starts after them")
     parser.add_argument("--smoke", action="store_true", help="tiny test model, a few tasks from this repository")
     parser.add_argument("--output", type=Path)
     parser.add_argument("--quiet", action="store_true")
     return parser
+
+
+def interleave(tasks: Sequence[RealTask]) -> list[RealTask]:
+    """Round-robin over (language, kind, position) groups, so that any first N tasks mix them all."""
+    groups: dict[tuple[str, str, str], list[RealTask]] = defaultdict(list)
+    for task in tasks:
+        groups[(task.language, task.kind, task.position)].append(task)
+    queues = list(groups.values())
+    out: list[RealTask] = []
+    for i in range(max((len(q) for q in queues), default=0)):
+        out += [q[i] for q in queues if i < len(q)]
+    return out
 
 
 def tasks_for(args: argparse.Namespace) -> list[RealTask]:
@@ -421,7 +447,7 @@ def tasks_for(args: argparse.Namespace) -> list[RealTask]:
         if not files:
             raise SystemExit(f"no {language} files in the {args.split} split: run with --fetch first")
         tasks += load_tasks(language, files, SMOKE_TASKS if args.smoke else args.tasks, args.seed)
-    return tasks
+    return interleave(tasks)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -430,17 +456,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     tasks = tasks_for(args)
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model
-    pipeline = Pipeline(engine_config(model, args.binary))
+    config = engine_config(model, args.binary)
+    if args.max_prefix_tokens:
+        config = replace(config, completion=replace(config.completion, max_prefix_tokens=args.max_prefix_tokens))
+    pipeline = Pipeline(config)
     started = time.monotonic()
     try:
         await pipeline.start()
+        partial = args.output.with_suffix(".partial.json") if args.output else None
         rows = await generate(tasks, pipeline, progress=not args.quiet, grammar=args.grammar,
-                              live_ours=args.live_ours)
+                              live_ours=args.live_ours, time_budget=args.time_budget, partial=partial)
     finally:
         await pipeline.close()
     rows = await replay_rows(rows, "strip")  # ours: the pipeline over each generation
     return {"benchmark": "real_code", "split": args.split, "smoke": args.smoke, "seed": args.seed,
             "model": model or "default (Gemma 3 270M)", "max_tokens": pipeline.max_tokens,
+            "max_prefix_tokens": config.completion.max_prefix_tokens,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "generation_seconds": round(time.monotonic() - started, 1), "rows": rows}
 
