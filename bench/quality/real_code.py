@@ -31,7 +31,7 @@ rule is checked before it is kept.
     python3 -m bench.quality.real_code --fetch                  # the packages of both splits (pip, npm, apt-get)
     python3 -m bench.quality.real_code --split tune             # default model, ~15 minutes on 2 cores
     python3 -m bench.quality.real_code --split heldout
-    python3 -m bench.quality.real_code --replay FILE            # today's cuts over recorded texts, no model
+    python3 -m bench.quality.real_code --replay FILE [FILE …]   # today's cuts over recorded texts, no model
     python3 -m bench.quality.real_code --smoke                  # tiny test model, this repository's files
 """
 
@@ -406,7 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--model", help="GGUF path or model id (default: the embedded Gemma 3 270M)")
     parser.add_argument("--binary", help="llama-server binary")
-    parser.add_argument("--replay", type=Path, help="a result file: today's pipeline over its raw texts, no model")
+    parser.add_argument("--replay", type=Path, nargs="+",
+                        help="result files (full or .partial.json): today's pipeline over their raw texts, no model "
+                             "(a task in several files counts once)")
     parser.add_argument("--healing", choices=HEALING, default="strip",
                         help="with --replay: which recorded text a prompt ending mid-token gets (default %(default)s)")
     parser.add_argument("--grammar", action="store_true",
@@ -489,9 +491,15 @@ def main(argv: list[str] | None = None) -> int:
         fetch(sim.PACKAGES, SPLITS["tune"])
         fetch(HELDOUT_PACKAGES, SPLITS["heldout"])
     if args.replay:
-        recorded = json.loads(args.replay.read_text(encoding="utf-8"))
-        report = {**recorded, "replayed_from": str(args.replay),
-                  "healing": args.healing, "rows": asyncio.run(replay_rows(recorded["rows"], args.healing))}
+        recorded: dict[str, Any] = {}
+        rows: dict[str, dict[str, Any]] = {}
+        for path in args.replay:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            recorded = recorded or data
+            for row in data["rows"]:
+                rows.setdefault(row["task_id"], row)
+        report = {**recorded, "replayed_from": [str(p) for p in args.replay], "healing": args.healing,
+                  "rows": asyncio.run(replay_rows(list(rows.values()), args.healing))}
         tag = "replay"
     else:
         report = asyncio.run(run(args))
