@@ -285,6 +285,7 @@ GRAMMAR = 'root ::= {literal} [^\\x00]*'
 async def grammar_generation(pipeline: Any, task: QualityTask, removed: str) -> dict[str, Any]:
     """Token healing by a grammar (the other way tried): the healed prompt, and llama-server's `grammar` forcing the
     generation to begin with the removed text. Asked directly, as the engine does not send grammars."""
+    from engine.errors import BackendError
     from engine.types import CompletionRequest
 
     generation = pipeline.engine.generation
@@ -293,7 +294,11 @@ async def grammar_generation(pipeline: Any, task: QualityTask, removed: str) -> 
     body = {"prompt": (run.sent or run.prompt).text, "n_predict": pipeline.max_tokens, "temperature": 0.0,
             "seed": 42, "cache_prompt": True, "grammar": GRAMMAR.format(literal=json.dumps(removed))}
     started = time.perf_counter()
-    reply = await generation.stream.post_json("/completion", body)
+    try:
+        reply = await generation.stream.post_json("/completion", body)
+    except BackendError as exc:  # not streamed: on a loaded machine it can outlast the read timeout
+        return {"error": str(exc), "model_text": "", "text": "", "stop_reason": "error",
+                "latency_ms": (time.perf_counter() - started) * 1000.0}
     text = str(reply.get("content", ""))
     return {"model_text": text, "text": text[len(removed):] if text.startswith(removed) else text,
             "stop_reason": "token_limit" if reply.get("stop_type") == "limit" else "end_of_stream",
@@ -372,6 +377,8 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
             source = row["raw"]
             _, removed = healing_split(prefix)
             healed = row.get("raw_grammar" if healing == "grammar" else "raw_healed") if healing != "none" else None
+            if healed and healed.get("error"):
+                healed = None
             if removed and healed:
                 source = {**healed, "text": healed["model_text"]}
             engine.generation.token_healing = bool(removed and healed)
