@@ -426,6 +426,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-prefix-tokens", type=int,
                         help="prompt budget before the cursor (default: the server's, 1024); smaller prompts cost "
                              "less prefill on a loaded machine, the same for raw, ours and the oracle")
+    parser.add_argument("--resume", type=Path, nargs="+",
+                        help="result files of an earlier run with the same settings: their tasks are not asked again")
     parser.add_argument("--time-budget", type=float, help="seconds of generation; no task starts after them")
     parser.add_argument("--smoke", action="store_true", help="tiny test model, a few tasks from this repository")
     parser.add_argument("--output", type=Path)
@@ -464,6 +466,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from .suites import engine_config, smoke_model_path
 
     tasks = tasks_for(args)
+    done: list[dict[str, Any]] = []
+    for path in args.resume or ():
+        done += json.loads(path.read_text(encoding="utf-8"))["rows"]
+    known = {row["task_id"] for row in done}
+    tasks = [task for task in tasks if task.task_id not in known]
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model
     config = engine_config(model, args.binary)
     if args.max_prefix_tokens:
@@ -477,7 +484,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                               live_ours=args.live_ours, time_budget=args.time_budget, partial=partial)
     finally:
         await pipeline.close()
-    rows = await replay_rows(rows, "strip")  # ours: the pipeline over each generation
+    rows = await replay_rows(done + rows, "strip")  # ours: the pipeline over each generation
     return {"benchmark": "real_code", "split": args.split, "smoke": args.smoke, "seed": args.seed,
             "model": model or "default (Gemma 3 270M)", "max_tokens": pipeline.max_tokens,
             "max_prefix_tokens": config.completion.max_prefix_tokens,
