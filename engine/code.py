@@ -14,7 +14,7 @@ from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 from .decoding import StopCondition, first_stop
 from .errors import DeadlineExceeded
 from .languages import LanguageTable, default_sentinels
-from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, restore_line_endings
+from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, healed_prompt, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .timebox import TimeBox
 from .types import Completion, CompletionOptions, CompletionRequest, GenerationStats, Prompt, StopReason
@@ -39,12 +39,47 @@ async def closing(stream: AsyncIterator[str]) -> AsyncIterator[AsyncIterator[str
         await asyncio.shield(stream.aclose())  # type: ignore[attr-defined]
 
 
+class Healer:
+    """Token healing's second half (`engine.prompt.healing_split`): the model was sent the prompt without its
+    trailing blanks, so its text should begin with them; they are taken off, since the document has them already. A
+    model that writes something else (a line break, `(`) keeps its text as it is: right after `return ` the shown
+    `(x)` still reads `return (x)`."""
+
+    def __init__(self, removed: str) -> None:
+        self.pending = removed
+        self.buffer = ""
+
+    def feed(self, chunk: str) -> str:
+        if not self.pending:
+            return chunk
+        self.buffer += chunk
+        if self.buffer.startswith(self.pending):
+            out, self.pending = self.buffer[len(self.pending):], ""
+            return out
+        if self.pending.startswith(self.buffer):
+            return ""  # not decided yet
+        out, self.pending = self.buffer, ""
+        return out
+
+    def finish(self) -> str:
+        """The stream ended before the text was decided: it wrote (part of) the blanks only, which is no text."""
+        self.pending = ""
+        return ""
+
+    def heal(self, text: str) -> str:
+        """A whole text at once (the choices of one prefill)."""
+        return self.feed(text) + self.finish()
+
+
 @dataclass
 class _Run:
     """What one generation found out besides its text."""
 
     prompt: Prompt
     crlf: bool
+    #: What the model is sent: `prompt` ended at its last whole token (token healing), or `prompt` itself.
+    sent: Prompt | None = None
+    healer: Healer = field(default_factory=lambda: Healer(""))
     stats: GenerationStats = field(default_factory=GenerationStats)
     stop: StopCondition | None = None
     sentinels: frozenset[str] = frozenset()
@@ -73,6 +108,9 @@ class CodeGeneration:
         self.max_suffix_tokens = check_token_budget(max_suffix_tokens, "max_suffix_tokens")
         self.stable_clip = stable_clip
         self.extra_stop_words = check_stop_words(extra_stop_words, "additional_stop_words")
+        #: End a prompt that ends mid-token at its last whole token (`engine.prompt.healing_split`). The replay of
+        #: recorded model texts turns it off for texts generated without it.
+        self.token_healing = True
         self.clock = time.monotonic  # the time box's clock (tests replace it)
 
     def stop_words(self, language_id: str, options: CompletionOptions, sees_suffix: bool = False) -> tuple[str, ...]:
@@ -96,13 +134,17 @@ class CodeGeneration:
     def sees_suffix(self) -> bool:
         return not self.template.prefix_only
 
-    async def _start(self, request: CompletionRequest) -> _Run:
+    async def _start(self, request: CompletionRequest, heal: bool = False) -> _Run:
+        """The prompt; with `heal` (a suggestion at the cursor, not a next-edit rewrite) ended at its last whole
+        token when it ends mid-token (`token_healing`)."""
         prompt = await build_prompt(request, self.template, max_prefix_tokens=self.max_prefix_tokens,
                                     max_suffix_tokens=self.max_suffix_tokens, count_tokens=self.count_tokens,
                                     stable_clip=self.stable_clip,
                                     line_comment=self.languages.lookup(request.language).line_comment,
                                     native_context=bool(getattr(self.stream, "native_context", False)))
-        return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix))
+        sent, removed = healed_prompt(prompt) if heal and self.token_healing else (prompt, "")
+        return _Run(prompt=prompt, crlf=detect_crlf(request.prefix) or detect_crlf(request.suffix), sent=sent,
+                    healer=Healer(removed))
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
@@ -113,13 +155,13 @@ class CodeGeneration:
         max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
         count = chars = 0
         run.timebox = timebox = TimeBox(options.time_budget_ms, self.clock)
-        async with closing(self.stream.generate(run.prompt, options, run.stats)) as chunks:
+        async with closing(self.stream.generate(run.sent or run.prompt, options, run.stats)) as chunks:
             async for chunk in chunks:
                 count += 1
                 chars += len(chunk)
                 if chars > max_chars:
                     chunk = chunk[:len(chunk) - (chars - max_chars)]
-                piece, over = timebox.cut(stop.feed(chunk))
+                piece, over = timebox.cut(stop.feed(run.healer.feed(chunk)))
                 if piece:
                     yield piece
                 if stop.stopped or over:
@@ -127,7 +169,7 @@ class CodeGeneration:
                 if count >= max_chunks or chars >= max_chars:
                     run.stats.hit_token_limit = True  # the client-side cap: the server went on past max_tokens
                     break
-        piece, _ = timebox.cut(stop.finish())
+        piece, _ = timebox.cut(stop.feed(run.healer.finish()) + stop.finish())
         if piece:
             yield piece
 
@@ -138,7 +180,7 @@ class CodeGeneration:
 
         `on_text` is called with the text so far (LF line endings) each time it grows, so a caller can tell early
         whether a generation still fits what the user has typed meanwhile."""
-        run = await self._start(request)
+        run = await self._start(request, heal=options.mode == "standard")
         if options.mode == "next_edit_suggestion":
             try:
                 text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
@@ -187,14 +229,15 @@ class CodeGeneration:
         choices = getattr(self.stream, "generate_choices", None)
         if choices is None or count < 2 or options.mode != "standard":
             return None
-        run = await self._start(request)
-        texts = await choices(run.prompt, options, count, run.stats)
+        run = await self._start(request, heal=True)
+        texts = await choices(run.sent or run.prompt, options, count, run.stats)
         words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
         sentinels = self._sentinels()
         out = []
         for raw in texts:
             stop = StopCondition(words, prefix_tail=run.prompt.prefix)
-            text = stop.feed(raw) + ("" if stop.stopped else stop.finish())
+            text = stop.feed(Healer(run.healer.pending).heal(raw))
+            text += "" if stop.stopped else stop.finish()
             one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=stop, sentinels=sentinels)
             text = self._deferred_stop(one, text)
             out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=one.stop_reason,
@@ -206,7 +249,7 @@ class CodeGeneration:
         """The whole completion so far, each time it grows (document line endings), for streamed suggestions.
 
         Standard mode only: a next-edit suggestion is meaningful only when complete, so it comes as one item."""
-        run = await self._start(request)
+        run = await self._start(request, heal=options.mode == "standard")
         if options.mode == "next_edit_suggestion":
             yield restore_line_endings(await generate_sync(self.stream, run.prompt, options, run.stats), run.crlf)
             return

@@ -35,8 +35,9 @@ from .pipeline import CompletionService
 
 log = logging.getLogger(__name__)
 
-#: Builds the cursor context of a hypothetical document state: (uri, text before the cursor, text after it).
-MakeContext = Callable[[str, str, str], "CursorContext | None"]
+#: Builds the cursor context of a hypothetical document state: (uri, text before the cursor, text after it, where
+#: that text starts in the document: the context is a window, and its line must be the document's).
+MakeContext = Callable[[str, str, str, int], "CursorContext | None"]
 
 #: Loop turns a cancelled prefetch gets to finish: the cancellation raises at its pending await and the HTTP
 #: response is closed within a few turns (the shielded close, the socket's shutdown). One still running after this
@@ -130,7 +131,7 @@ class Prefetcher:
             self.stats.skipped_busy += 1
             self.events.append(("skipped-busy", target.uri))
             return
-        accepted = self._make_context(target.uri, target.accepted_prefix, target.accepted_suffix)
+        accepted = self._make_context(target.uri, target.accepted_prefix, target.accepted_suffix, target.start)
         if accepted is None:
             return
         self.cancel("replaced")

@@ -12,7 +12,7 @@ import ipaddress
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -174,15 +174,18 @@ class Speculation:
 
     # --- the hypothetical accepted state -----------------------------------------------------------------------
 
-    def _hypothetical_context(self, uri: str, prefix: str, suffix: str) -> CursorContext | None:
+    def _hypothetical_context(self, uri: str, prefix: str, suffix: str, start: int = 0) -> CursorContext | None:
+        """The context of the document state `prefix + suffix`, a window starting at offset `start` of the real
+        document: its line is the real document's (the workspace context is chosen for that line)."""
         real = self._server.documents.get(uri)
         if real is None:
             return None
         settings = self._server.settings
         doc = Document(uri, prefix + suffix, real.language_id, real.version)
         line, column = doc.position_at(len(prefix), UTF32)
-        return build_context(doc, line, column, UTF32, policy=settings.multiline, indent_unit=settings.indent_unit,
-                             filepath=uri_to_path(uri))
+        ctx = build_context(doc, line, column, UTF32, policy=settings.multiline, indent_unit=settings.indent_unit,
+                            filepath=uri_to_path(uri))
+        return replace(ctx, line=ctx.line + real.position_at(start, UTF32)[0]) if start else ctx
 
     def stats(self) -> dict[str, Any]:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}

@@ -131,3 +131,58 @@ def multiline_from_syntax(language_id: str, prefix: str, suffix: str) -> bool | 
             return not line_prefix.strip() or multiline_from_indentation(line_prefix)
         node = node.parent
     return multiline_from_indentation(line_prefix)
+
+
+def parser_for(language_id: str) -> Any | None:
+    """The tree-sitter parser of a languageId, or None without its grammar (for filters that parse code)."""
+    return _parser(language_id)
+
+
+#: languageId → a query capturing each `default` label of a switch (`@d`), where a grammar accepts two of them.
+DEFAULT_LABEL_QUERIES: dict[str, str] = {
+    "java": '(switch_label "default") @d',
+    "javascript": "(switch_default) @d", "javascriptreact": "(switch_default) @d",
+    "typescript": "(switch_default) @d", "typescriptreact": "(switch_default) @d", "tsx": "(switch_default) @d",
+    "go": "(default_case) @d",
+    "c": '(case_statement "default") @d', "cpp": '(case_statement "default") @d',
+}
+_SWITCH_BODIES = frozenset({"switch_block", "switch_body", "expression_switch_statement", "type_switch_statement",
+                            "select_statement", "switch_statement"})
+
+
+@lru_cache(maxsize=None)
+def _default_query(language_id: str) -> Any | None:
+    parser, source = _parser(language_id), DEFAULT_LABEL_QUERIES.get(language_id)
+    if parser is None or source is None:
+        return None
+    try:
+        import tree_sitter
+
+        return tree_sitter.Query(parser.language, source)
+    except Exception as exc:  # a grammar version without these node names: no check
+        log.info("no default-label query for %s (%s)", language_id, exc)
+        return None
+
+
+def extra_defaults(language_id: str, root: Any, low: int = 0, high: int | None = None) -> int:
+    """How many `default` labels between byte offsets `low` and `high` stand in a switch that has another one before
+    them (0 without a query for the language)."""
+    query = _default_query(language_id)
+    if query is None:
+        return 0
+    import tree_sitter
+
+    seen: set[tuple[int, int]] = set()
+    extra = 0
+    labels = sorted(tree_sitter.QueryCursor(query).captures(root).get("d", []), key=lambda n: n.start_byte)
+    for label in labels:
+        node = label.parent
+        while node is not None and node.type not in _SWITCH_BODIES:
+            node = node.parent
+        if node is None:
+            continue
+        key = (node.start_byte, node.end_byte)
+        if key in seen and low <= label.start_byte <= (high if high is not None else label.start_byte):
+            extra += 1
+        seen.add(key)
+    return extra

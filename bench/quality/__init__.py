@@ -4,6 +4,7 @@ similarity, HumanEval pass rate) do not depend on the machine's load.
     python -m bench.quality.suites           # HumanEval infilling and SantaCoder FIM: raw, ours, oracle cut
     python -m bench.quality.cut_simulation   # where suggestions end, with a scripted model over real code
     python -m bench.quality.crosscode        # repository-level tasks without and with workspace context
+    python -m bench.quality.real_code        # the default model on real package code, the cursor where users have it
 
 Each has `--smoke` (tiny test model, a handful of tasks). The data sets of `suites` are read from ../shared/data
-(`--data-dir`); `crosscode` and `cut_simulation` build their tasks from packages of the registries."""
+(`--data-dir`); `crosscode`, `cut_simulation` and `real_code` build their tasks from packages of the registries."""

@@ -8,9 +8,10 @@ Before caching (once per model answer; the work is independent of where the user
                                  line, one statement or a block, by the cursor's situation
   2. ``cut_line_echo``           a one-line item that re-types the rest of the line loses the repeat
   3. ``remove_line_ending_with_repetition``   a last line stuck in a loop (`a = a = a = …`) goes
-  4. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (same text) is dropped
-  5. ``trim_whitespace``         no doubled spaces at the start, no trailing blanks at a line end
-  6. ``drop_short``              blank or too short (``ctx.min_chars``) items are dropped
+  4. ``cut_parse_errors``        lines that make the code around the cursor parse worse go (tree-sitter)
+  5. ``drop_suffix_duplicate``   an item that repeats the code after the cursor (same text) is dropped
+  6. ``trim_whitespace``         no doubled spaces at the start, no trailing blanks at a line end
+  7. ``drop_short``              blank or too short (``ctx.min_chars``) items are dropped
 
 After caching (on every item shown, also when it comes from the cache while the user types through it):
   1. ``remove_repetitive_blocks``      two or more repeated blocks at the end: keep the first
@@ -18,13 +19,14 @@ After caching (on every item shown, also when it comes from the cache while the 
   3. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
                                        closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
   4. ``cut_unreachable``               code after a `return`/`raise`/`break` in the same block goes (it never runs)
-  5. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
-  6. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
-  7. ``fix_odd_indent``                a stray space after the cursor's indentation goes
-  8. ``drop_suffix_duplicate``         again, on the trimmed item
-  9. ``trim_whitespace``               again, cuts above may leave trailing blanks
- 10. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
- 11. ``drop_short``                    again
+  5. ``drop_dangling_end``             no ending on an indented empty line or in a header without its body
+  6. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
+  7. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
+  8. ``fix_odd_indent``                a stray space after the cursor's indentation goes
+  9. ``drop_suffix_duplicate``         again, on the trimmed item
+ 10. ``trim_whitespace``               again, cuts above may leave trailing blanks
+ 11. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
+ 12. ``drop_short``                    again
 
 The order matters: scope is limited before the closing-line check (which looks at the item's last line),
 re-indentation comes after all cuts, and the drops come last in each stage. ``replace_range_end`` is separate: the
@@ -41,11 +43,13 @@ from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.cut_before_suffix_lines import cut_before_suffix_lines
 from lsp_server.postprocess.cut_line_echo import cut_line_echo
 from lsp_server.postprocess.cut_unreachable import cut_unreachable
+from lsp_server.postprocess.dangling_end import drop_dangling_end
 from lsp_server.postprocess.drop_duplicated_closing_line import drop_duplicated_closing_line
 from lsp_server.postprocess.drop_short import drop_short
 from lsp_server.postprocess.drop_suffix_duplicate import drop_suffix_duplicate
 from lsp_server.postprocess.limit_scope import limit_scope
 from lsp_server.postprocess.line_mode import cut_to_line_mode
+from lsp_server.postprocess.parse_clean import cut_parse_errors
 from lsp_server.postprocess.reindent import fix_odd_indent, reindent
 from lsp_server.postprocess.remove_repetitive import (
     remove_line_ending_with_repetition,
@@ -61,6 +65,7 @@ FILTERS_BEFORE_CACHE: tuple[tuple[str, Filter], ...] = (
     ("cut_to_line_mode", cut_to_line_mode),
     ("cut_line_echo", cut_line_echo),
     ("remove_line_ending_with_repetition", remove_line_ending_with_repetition),
+    ("cut_parse_errors", cut_parse_errors),
     ("drop_suffix_duplicate", drop_suffix_duplicate),
     ("trim_whitespace", trim_whitespace),
     ("drop_short", drop_short),
@@ -71,6 +76,7 @@ FILTERS_AFTER_CACHE: tuple[tuple[str, Filter], ...] = (
     ("remove_repetitive_lines", remove_repetitive_lines),
     ("limit_scope", limit_scope),
     ("cut_unreachable", cut_unreachable),
+    ("drop_dangling_end", drop_dangling_end),
     ("drop_duplicated_closing_line", drop_duplicated_closing_line),
     ("reindent", reindent),
     ("fix_odd_indent", fix_odd_indent),

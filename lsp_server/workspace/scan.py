@@ -3,7 +3,12 @@
 `.gitignore` files are matched with `pathspec`'s GitIgnoreSpec (git's own rules: negation, directory-only patterns,
 anchoring, nested files) rather than a hand-written matcher. The walk never follows symlinks, skips VCS and
 dependency folders, files above a size cap, binary files and files matching the exclusion globs (secrets), and
-stops after `max_files` files."""
+stops after `max_files` files.
+
+Build output folders (`build/`, `dist/`, `target/`) are what `.gitignore` files usually list, so where one is in
+effect it decides, as for any folder. Without any (an unpacked package, a folder that is no git checkout) there is no
+such word: they are then walked only when the rest of the workspace folder holds no code, which is the case of an npm
+package that ships only `build/lib` (found by the cross-file benchmark: such packages had no context at all)."""
 
 from __future__ import annotations
 
@@ -18,8 +23,10 @@ log = logging.getLogger(__name__)
 
 #: Folders that are never project code (also when no .gitignore says so).
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-                       ".pytest_cache", ".ruff_cache", ".idea", ".vscode", ".cache", "dist", "build", "target",
-                       ".next", ".gradle", "vendor"})
+                       ".pytest_cache", ".ruff_cache", ".idea", ".vscode", ".cache", ".next", ".gradle", "vendor"})
+#: Build output folders: a .gitignore in effect decides; without one they are walked only as a last resort (see the
+#: module docstring).
+GENERATED_DIRS = frozenset({"dist", "build", "target"})
 
 #: File extension → LSP languageId, for the languages worth indexing.
 EXTENSIONS: dict[str, str] = {
@@ -98,39 +105,75 @@ def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callab
         root = os.path.abspath(folder)
         if not os.path.isdir(root):
             continue
-        stack: list[tuple[str, list[tuple[str, object]]]] = [(root, [])]
-        while stack:
-            directory, inherited = stack.pop()
-            spec = _gitignore(directory)
-            specs = inherited + [(directory, spec)] if spec is not None else inherited
+        deferred: list[tuple[str, list[tuple[str, object]]]] = []
+        found = 0
+        for entry in _walk_tree(root, [(root, [])], max_bytes, excluded, deferred, stop):
+            if stop() or count >= max_files:
+                return
+            count += 1
+            found += 1
+            yield entry
+        if found:
+            continue
+        for entry in _walk_tree(root, deferred, max_bytes, excluded, None, stop):  # the folder's only code, if any
+            if stop() or count >= max_files:
+                return
+            count += 1
+            yield entry
+
+
+def _walk_tree(root: str, stack: list[tuple[str, list[tuple[str, object]]]], max_bytes: int,
+               excluded: Callable[[str], bool], deferred: list[tuple[str, list[tuple[str, object]]]] | None,
+               stop: Callable[[], bool] = lambda: False) -> Iterator[FileEntry]:
+    """Depth first from the directories on `stack` (each with the .gitignore specs above it). With `deferred`, build
+    output folders under no .gitignore are put there instead of being walked."""
+    stack = list(reversed(stack))
+    while stack and not stop():
+        directory, inherited = stack.pop()
+        spec = _gitignore(directory)
+        specs = inherited + [(directory, spec)] if spec is not None else inherited
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
             try:
-                entries = sorted(os.scandir(directory), key=lambda e: e.name)
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir():
+                    if skipped_dir(entry.name) or _ignored(specs, entry.path, True):
+                        continue
+                    if deferred is not None and entry.name in GENERATED_DIRS and not specs:
+                        deferred.append((entry.path, specs))
+                    else:
+                        subdirs.append(entry.path)
+                    continue
+                language_id = language_of(entry.name)
+                if language_id is None or _ignored(specs, entry.path, False) or excluded(entry.path):
+                    continue
+                stat = entry.stat()
             except OSError:
                 continue
-            subdirs = []
-            for entry in entries:
-                if stop() or count >= max_files:
-                    return
-                try:
-                    if entry.is_symlink():
-                        continue
-                    if entry.is_dir():
-                        if not skipped_dir(entry.name) and not _ignored(specs, entry.path, True):
-                            subdirs.append(entry.path)
-                        continue
-                    language_id = language_of(entry.name)
-                    if language_id is None or _ignored(specs, entry.path, False) or excluded(entry.path):
-                        continue
-                    stat = entry.stat()
-                except OSError:
-                    continue
-                if stat.st_size > max_bytes:
-                    continue
-                count += 1
-                label = os.path.relpath(entry.path, root).replace(os.sep, "/")
-                yield FileEntry(entry.path, label, language_id, (stat.st_mtime_ns, stat.st_size))
-            for sub in reversed(subdirs):
-                stack.append((sub, specs))
+            if stat.st_size > max_bytes:
+                continue
+            label = os.path.relpath(entry.path, root).replace(os.sep, "/")
+            yield FileEntry(entry.path, label, language_id, (stat.st_mtime_ns, stat.st_size))
+        for sub in reversed(subdirs):
+            stack.append((sub, specs))
+
+
+def _has_code_outside_generated(root: str, max_bytes: int, excluded: Callable[[str], bool],
+                                cache: dict[str, object] | None) -> bool:
+    """Whether the walk finds a file of the folder outside its deferred build output folders (memoised in
+    `cache`, which lives for one batch of watched-file events)."""
+    key = "\0code-outside-generated:" + root
+    if cache is not None and key in cache:
+        return bool(cache[key])
+    found = next(_walk_tree(root, [(root, [])], max_bytes, excluded, []), None) is not None
+    if cache is not None:
+        cache[key] = found
+    return found
 
 
 def entry_for(path: str, folders: list[str], *, max_bytes: int, excluded: Callable[[str], bool],
@@ -149,6 +192,7 @@ def entry_for(path: str, folders: list[str], *, max_bytes: int, excluded: Callab
         parts = os.path.relpath(path, root).split(os.sep)
         specs: list[tuple[str, object]] = []
         directory = root
+        generated = False  # inside a build output folder that the walk defers
         try:
             for name in parts[:-1]:
                 spec = _gitignore(directory, gitignores)
@@ -157,6 +201,9 @@ def entry_for(path: str, folders: list[str], *, max_bytes: int, excluded: Callab
                 directory = os.path.join(directory, name)
                 if skipped_dir(name) or os.path.islink(directory) or _ignored(specs, directory, True):
                     return None
+                generated = generated or (name in GENERATED_DIRS and not specs)
+            if generated and _has_code_outside_generated(root, max_bytes, excluded, gitignores):
+                return None
             spec = _gitignore(directory, gitignores)
             if spec is not None:
                 specs = specs + [(directory, spec)]

@@ -184,6 +184,21 @@ async def test_in_a_long_file_the_path_is_checked_on_the_window_around_the_curso
     assert spec.prefetcher.stats.cancelled == 1
 
 
+async def test_in_a_long_file_the_prefetch_context_is_for_the_real_line():
+    """The accepted state is built from the request's window, but its line is the document's: the workspace context
+    is chosen for it (a prefetch at line 40,001 chose context for a line near the window's top)."""
+    spec, engine, server = make()
+    head = "x = 1\n" * 40_000
+    doc = server.documents.get(URI)
+    doc.apply_change(head + TEXT, None)
+    line, column = doc.position_at(len(head) + CURSOR, UTF32)
+    shown = build_context(doc, line, column, UTF32, filepath="/work/a.py")
+    assert shown.offset - len(shown.prefix) > 0 and shown.line == 40_001
+    spec.answered(shown, [Suggestion("a + b")])
+    await until(lambda: engine.calls)
+    assert spec.prefetcher.flight is not None and spec.prefetcher.flight.ctx.line == 40_001
+
+
 async def test_prefetch_yields_before_a_user_model_call_and_never_starts_during_one():
     spec, engine, server = make()
     spec.answered(ctx_after(server, ""), [Suggestion("a + b")])

@@ -69,7 +69,10 @@ SITUATIONS = [
     # where a block is missing: everything (the scope filter limits it later)
     ("def f():\n    ║\n", "python", "block", "x = 1\n    return x", "x = 1\n    return x"),
     ("def f():\n    x = 1\n    ║\ndef g():\n", "python", "block", "y = 2\n    return y", "y = 2\n    return y"),
-    ("def f():\n    x = 1\n    ║\n\n    return x\n", "python", "block", "y = 2\n    z = 3", "y = 2\n    z = 3"),
+    # before a blank line, code at the cursor's indentation below: still inside the run (the real-code benchmark:
+    # the last assignment of a paragraph came with three more of the model's)
+    ("def f():\n    x = 1\n    ║\n\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    ("def f():\n    x = 1\n    ║\n\n\n\ndef g():\n", "python", "block", "y = 2\n    z = 3", "y = 2\n    z = 3"),
     ("def f():\n    x = 1\n    ║", "python", "block", "y = 2\n    z = 3", "y = 2\n    z = 3"),
     ("if (a) {\n  ║\n}\n", "javascript", "block", "b();\n  c();", "b();\n  c();"),
     ("def f(a, ║\n", "python", "block", "b):\n    return a + b", "b):\n    return a + b"),
@@ -129,6 +132,16 @@ def test_rejoin_word_is_the_next_line_of_code():
 ])
 def test_model_ended(reason, word, sees_suffix, expected):
     assert model_ended(reason, word, sees_suffix, "\n    return x.y\n") is expected
+
+
+@pytest.mark.parametrize("word,suffix,expected", [
+    ("\n\n", "\n\n    return x\n", True),          # the model's blank line is the document's
+    ("\n    \n", "\n   \n    return x\n", True),
+    ("\n\n", "\n    return x\n", False),            # no blank line below: the model stopped inside the hole
+    ("\n# c", "\n\n    return x\n", False),         # not a blank line
+])
+def test_a_blank_line_where_the_code_below_has_one_ends_the_hole(word, suffix, expected):
+    assert model_ended(StopReason.STOP_WORD, word, False, suffix) is expected
 
 
 def test_a_long_line_below_makes_no_rejoin_word():

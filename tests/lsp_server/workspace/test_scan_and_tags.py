@@ -84,3 +84,35 @@ def test_tag_index_replaces_a_files_definitions_and_caps_long_ones():
     assert definition_text(long_source.split("\n"), definition).count("\n") < 10
     index.remove("/w/b.py")
     assert index.lookup("long_fn") == []
+
+
+def test_build_output_folders_follow_the_gitignore_where_there_is_one(tmp_path: Path):
+    write(tmp_path, ".gitignore", "dist/\n")
+    for name in ("src/a.ts", "dist/a.js", "build/gen.py", "target/t.rs"):
+        write(tmp_path, name)
+    # dist/ is listed there; build/ and target/ are not, so they are committed code like any other folder
+    assert labels(tmp_path) == ["build/gen.py", "src/a.ts", "target/t.rs"]
+
+
+def test_without_a_gitignore_build_output_is_scanned_only_when_it_is_the_only_code(tmp_path: Path):
+    package = tmp_path / "package"  # an unpacked npm package: no .gitignore, its code only in build/lib
+    write(package, "package.json", "{}")
+    write(package, "build/lib/index.js", "export function f() {}\n")
+    write(package, "build/lib/util/dist/x.js", "export const x = 1\n")
+    assert labels(package) == ["build/lib/index.js", "build/lib/util/dist/x.js"]
+    source = tmp_path / "source"  # sources beside their build output: the output stays out
+    write(source, "src/index.ts")
+    write(source, "dist/index.js")
+    assert labels(source) == ["src/index.ts"]
+
+
+def test_a_watched_file_event_in_build_output_follows_the_walk(tmp_path: Path):
+    from lsp_server.workspace.scan import entry_for
+
+    options = dict(max_bytes=100_000, excluded=lambda p: False)
+    write(tmp_path / "package", "build/lib/index.js")
+    assert entry_for(str(tmp_path / "package/build/lib/index.js"), [str(tmp_path / "package")], **options)
+    write(tmp_path / "source", "src/index.ts")
+    write(tmp_path / "source", "dist/index.js")
+    assert entry_for(str(tmp_path / "source/dist/index.js"), [str(tmp_path / "source")], **options) is None
+    assert entry_for(str(tmp_path / "source/src/index.ts"), [str(tmp_path / "source")], **options)

@@ -1,0 +1,158 @@
+"""Parse-clean cut: an item that makes the code around the cursor parse worse than it does without the item is cut
+back to its longest line-boundary prefix that does not.
+
+"Worse" is counted by tree-sitter (the `syntax` extra) on a bounded window: more error and missing nodes in
+prefix + item + suffix than in prefix + suffix, or a clause that cannot follow where it stands — `else:` above the
+`elif` below, `except` after `finally`, a second `default:` in one switch (a grammar accepts that one, so it is
+counted apart). The real-code quality benchmark found these written by the default model, which does not see the
+code below: `if … return text` / `else: …` above the file's `elif isinstance(text, Text):`; an `elif`/`else` chain
+completed above the `else:` that follows.
+
+The first line of an item always stays: it is what the user is writing on the cursor's line, and a line being typed
+is unfinished by nature. Without a grammar for the language, or past the time budget, the item is kept as it is (the
+other filters still apply): a cut is only made when the parser has shown that it helps."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from typing import Any, Callable
+
+from lsp_server.postprocess.context import PostprocessContext
+from lsp_server.postprocess.replace_range import replace_range_end
+from lsp_server.syntax import extra_defaults, parser_for
+
+log = logging.getLogger(__name__)
+
+#: The window parsed: lines before the cursor and after it. Enough for the statement the cursor is in and the clauses
+#: around it; small enough that one parse costs about a millisecond.
+LINES_BEFORE, LINES_AFTER = 40, 15
+#: ... and at most this many characters of each (a minified or generated file has few, very long lines).
+CHARS_BEFORE, CHARS_AFTER = 3000, 1200
+#: Problems count from the line above the cursor's to this many lines after the item: where an item's text goes
+#: wrong or clashes with the code that follows it.
+LINES_LOOKED_AT = 6
+#: Parsing stops after this much time per item; the item is then kept whole. One item needs two parses when it is
+#: clean, one per line more when it is cut.
+BUDGET_MS = 15.0
+#: Code around the cursor that already parses with problems is a line being typed, a file the grammar does not know
+#: (mislabelled, a template language, newer syntax), or already broken: its counts say nothing about the item.
+MAX_BASELINE_PROBLEMS = 0
+
+
+def _problems(tree: Any, language: str, low: int, high: int) -> int:
+    """Error and missing nodes that reach into the byte range `low`-`high` (only subtrees that report an error are
+    walked), plus the `default` labels there of a switch that already has one. Problems elsewhere are the window's
+    edges cutting constructs in two, the same with and without the item."""
+    count = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if (node.type == "ERROR" or node.is_missing) and node.start_byte <= high and node.end_byte >= low:
+            count += 1
+        if node.has_error:
+            stack.extend(node.children)
+    return count + extra_defaults(language, tree.root_node, low, high)
+
+
+#: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
+_CLOSERS = (")", "]", "}", "end")
+_NOT_CODE_START = re.compile(r"\s*(?:[*#]|//|/\*|--|\"\"\"|\'\'\'|$)")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _starts_code(line: str) -> bool:
+    return not _NOT_CODE_START.match(line) and not line.lstrip().startswith(_CLOSERS)
+
+
+def _head_lines(lines: list[str]) -> list[str]:
+    """The window's lines before the cursor: from the shallowest line there that starts code (a statement or a
+    declaration, not a closer or a comment), after the header lines of the constructs it stands in (found further
+    up, each shallower than the last: a constructor parses only inside its class)."""
+    window = len(lines) - min(len(lines), LINES_BEFORE)
+    best, width = window, None
+    for index in range(window, len(lines) - 1):
+        if not _starts_code(lines[index]):
+            continue
+        indent = _indent(lines[index])
+        if width is None or indent < width:
+            best, width = index, indent
+            if indent == 0:
+                break
+    headers: list[str] = []
+    level = width if width is not None else 0
+    for index in range(best - 1, -1, -1):
+        if level == 0:
+            break
+        line = lines[index]
+        if _starts_code(line) and _indent(line) < level:
+            headers.append(line)
+            level = _indent(line)
+    return headers[::-1] + lines[best:]
+
+
+def _tail_lines(lines: list[str]) -> list[str]:
+    """The window's lines from the cursor on: the lines looked at, then up to the last line that starts code at the
+    shallowest indentation (so the parse ends between statements rather than half-way through one)."""
+    lines = lines[:LINES_AFTER + 1]
+    end, width = len(lines), None
+    for index in range(LINES_LOOKED_AT + 1, len(lines)):
+        if _starts_code(lines[index]) and (width is None or _indent(lines[index]) <= width):
+            end, width = index, _indent(lines[index])
+    return lines[:end]
+
+
+def _window(ctx: PostprocessContext) -> tuple[str, str]:
+    head = "\n".join(_head_lines(ctx.prefix_lines))
+    tail = "\n".join(_tail_lines(ctx.suffix_lines))
+    if len(head) > CHARS_BEFORE:
+        start = head.find("\n", len(head) - CHARS_BEFORE)
+        head = head[start + 1:] if start >= 0 else head[-CHARS_BEFORE:]
+    if len(tail) > CHARS_AFTER:
+        end = tail.rfind("\n", 0, CHARS_AFTER)
+        tail = tail[:end] if end > 0 else tail[:CHARS_AFTER]
+    return head, tail
+
+
+def cut_parse_errors(item: str, ctx: PostprocessContext, clock: Callable[[], float] = time.perf_counter) -> str | None:
+    """The item, or its longest line-boundary prefix that parses no worse than the code without it (see the module
+    docstring); the first line always stays."""
+    if "\n" not in item:
+        return item
+    parser = parser_for(ctx.language)
+    if parser is None:
+        return item
+    started = clock()
+    head, tail = _window(ctx)
+
+    line_start = head.rfind("\n", 0, max(0, head.rfind("\n"))) + 1  # the line above the cursor's
+    low = len(head[:line_start].encode("utf-8", "surrogatepass"))
+
+    def problems(middle: str) -> int:
+        # The editor's auto-closed brackets that the item will replace (`replace_range_end`) are not doubled.
+        rest = tail[replace_range_end(middle, ctx):] if middle else tail
+        ahead = "\n".join(rest.split("\n", LINES_LOOKED_AT + 1)[:LINES_LOOKED_AT + 1])
+        high = len((head + middle + ahead).encode("utf-8", "surrogatepass"))
+        source = (head + middle + rest).encode("utf-8", "surrogatepass")
+        return _problems(parser.parse(source), ctx.language, low, high)
+
+    try:
+        baseline = problems("")
+        if baseline > MAX_BASELINE_PROBLEMS or problems(item) <= baseline:
+            return item
+        lines = item.split("\n")
+        for keep in range(len(lines) - 1, 0, -1):
+            if (clock() - started) * 1000.0 > BUDGET_MS:
+                log.debug("parse-clean: over its %.0f ms budget; item kept", BUDGET_MS)
+                return item
+            candidate = "\n".join(lines[:keep])
+            if candidate.strip() and problems(candidate) <= baseline:
+                return candidate
+        return lines[0]
+    except Exception as exc:  # a parser problem never costs the suggestion
+        log.debug("parse-clean: tree-sitter failed (%s); item kept", exc)
+        return item
