@@ -1,0 +1,87 @@
+"""The discard rules: model answers that must not reach the editor even though they parse.
+
+A next edit is shown unasked, away from where the user types: a wrong one costs attention, a destructive one
+costs code. So an edit is dropped when it is no edit (no change, only whitespace), when it is the model's
+machinery showing (a leaked control token), when it undoes what the user just did, or when it is too big to be a
+"next edit" at all. Truncated and malformed answers never get here (the parser gives no window for them).
+
+The thresholds, and why:
+- LARGE_DELETION_LINES = 6: an edit removing 6 or more lines more than it adds is dropped. A real next edit almost
+  never deletes a block; a model that lost track of its window (fell short, ended early, Zed#52770's self-hosted
+  Zeta 2 "deleting large regions") does exactly that. 6 is the smallest count past Sweep's own rule (≥ 5 lines
+  added and deleted) and above the 1–3-line deletions of real follow-up edits (an argument line, a duplicated
+  statement).
+- LARGE_DELETION_CHARS = 400: the same for long lines: an edit that removes 400 characters or more and adds only
+  whitespace (nothing) is dropped whatever its line count.
+- HUGE_REWRITE_LINES = 20: an edit adding more than 20 lines more than it removes is dropped: Sweep's server cuts
+  off more than 20 added lines, and a next-edit window is 21 lines; such an output is generation, not an edit.
+- HUGE_REWRITE_FACTOR = 3 (+ 1000 characters): a rewritten window over three times the size of the window is junk
+  (a model repeating itself) whatever edit the diff would pick from it."""
+
+from __future__ import annotations
+
+import re
+
+from .diff import apply_edit
+from .types import NextEditRequest, TextEdit
+from .window import text_before_latest_edit
+
+LARGE_DELETION_LINES = 6
+LARGE_DELETION_CHARS = 400
+HUGE_REWRITE_LINES = 20
+HUGE_REWRITE_FACTOR = 3
+HUGE_REWRITE_SLACK = 1000
+
+_SPACE = re.compile(r"\s+")
+
+
+def leaked_sentinel(rewritten: str, current: str, tokens: tuple[str, ...]) -> str | None:
+    """The first control token in the rewrite that the current window does not hold itself."""
+    for token in tokens:
+        if token in rewritten and token not in current:
+            return token
+    return None
+
+
+def is_whitespace_only(text: str, edit: TextEdit) -> bool:
+    """The edit changes nothing but whitespace (a formatter's business, not a next edit: vscode#258482)."""
+    return _SPACE.sub("", text[edit.start:edit.end]) == _SPACE.sub("", edit.text)
+
+
+def is_revert(request: NextEditRequest, edit: TextEdit) -> bool:
+    """Applying the edit gives the file as it was before the user's own last edit of it."""
+    before = text_before_latest_edit(request)
+    return before is not None and before != request.text and apply_edit(request.text, edit) == before
+
+
+def is_large_deletion(text: str, edit: TextEdit) -> bool:
+    removed = text[edit.start:edit.end]
+    if removed.count("\n") - edit.text.count("\n") >= LARGE_DELETION_LINES:
+        return True
+    return len(removed) >= LARGE_DELETION_CHARS and not edit.text.strip()
+
+
+def is_huge_rewrite(window: str, rewritten: str, edit: TextEdit | None, text: str) -> bool:
+    if len(rewritten) > HUGE_REWRITE_FACTOR * len(window) + HUGE_REWRITE_SLACK:
+        return True
+    if edit is None:
+        return False
+    return edit.text.count("\n") - text[edit.start:edit.end].count("\n") > HUGE_REWRITE_LINES
+
+
+def discard_reason(request: NextEditRequest, window: str, rewritten: str, edit: TextEdit | None,
+                   sentinels: tuple[str, ...]) -> str | None:
+    """Why the edit (from `rewritten`, the model's version of `window`) is dropped, or None to keep it."""
+    if leaked_sentinel(rewritten, window, sentinels) is not None:
+        return "sentinel"
+    if is_huge_rewrite(window, rewritten, edit, request.text):
+        return "huge rewrite"
+    if edit is None:
+        return "no change"
+    if is_whitespace_only(request.text, edit):
+        return "whitespace only"
+    if is_revert(request, edit):
+        return "revert"
+    if is_large_deletion(request.text, edit):
+        return "large deletion"
+    return None
