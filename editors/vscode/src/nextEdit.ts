@@ -165,14 +165,14 @@ export function endAfterApply(edit: InlineEdit): Position {
     return advance(edit.range.start, edit.text);
 }
 
-/** Whether next-edit requests are made for `languageId`: `enabled`, unless `languages` says false for it. */
+/** Whether next-edit requests are made for `languageId`: `enabled`, unless `languages` says false for it (the
+ * server's rule: a language not listed follows `enabled`). */
 export function enabledFor(enabled: boolean, languages: Record<string, unknown> | undefined, languageId: string):
     boolean {
     if (!enabled) {
         return false;
     }
-    const value = languages?.[languageId] ?? languages?.['*'];
-    return value !== false;
+    return languages?.[languageId] !== false;
 }
 
 /** The request method the server advertises (`capabilities.experimental.infill.nextEdit.method`), if any. */

@@ -111,7 +111,7 @@ export class NextEditController implements vscode.Disposable {
         return {
             enabled: config.get<boolean>('enabled', true) && config.get<boolean>('nextEdit.enabled', true),
             languages: config.get<Record<string, unknown>>('nextEdit.languages', {}),
-            debounceMs: Math.max(0, config.get<number>('nextEdit.debounceMs', 300)),
+            debounceMs: Math.max(0, config.get<number>('nextEdit.debounceMs', 150)),
         };
     }
 

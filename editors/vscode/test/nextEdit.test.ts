@@ -132,13 +132,11 @@ describe('tabAction (the key flow)', () => {
 });
 
 describe('settings and capabilities', () => {
-    it('asks only where next edits are on: globally, then per language, "*" as the default', () => {
+    it('asks only where next edits are on: globally, then per language', () => {
         assert.equal(enabledFor(true, {}, 'python'), true);
         assert.equal(enabledFor(false, {}, 'python'), false);
         assert.equal(enabledFor(true, { markdown: false }, 'markdown'), false);
         assert.equal(enabledFor(true, { markdown: false }, 'python'), true);
-        assert.equal(enabledFor(true, { '*': false, python: true }, 'python'), true);
-        assert.equal(enabledFor(true, { '*': false, python: true }, 'rust'), false);
         assert.equal(enabledFor(false, { python: true }, 'python'), false);
     });
 

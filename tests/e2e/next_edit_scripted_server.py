@@ -1,0 +1,94 @@
+"""A scripted language server for the editor clients' next-edit tests: it answers `textDocument/copilotInlineEdit`
+with a fixed rule and records what the client sends, so that a test can make the server do what the real one does
+not do on demand (answer for an older version, send a malformed edit) and check that the client drops it.
+
+Rule: replace the first whole-word occurrence of OLD (argv[1]) by NEW (argv[2]) in the document. Modes (argv[3]):
+`ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
+`malformed` (the edit has `newText` instead of `text`). Every message received is appended to LOG (argv[4]) as one
+JSON line. Full document sync and UTF-16 positions keep it small; it is a test double, not a server."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+
+def read_message(stream: Any) -> dict[str, Any] | None:
+    length = 0
+    while True:
+        line = stream.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))
+
+
+def write_message(stream: Any, message: dict[str, Any]) -> None:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    stream.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    stream.flush()
+
+
+def position_at(text: str, offset: int) -> dict[str, int]:
+    before = text[:offset]
+    line = before.count("\n")
+    column = before[before.rfind("\n") + 1:]
+    return {"line": line, "character": len(column.encode("utf-16-le")) // 2}
+
+
+def main() -> int:
+    old, new, mode, log_path = sys.argv[1:5]
+    documents: dict[str, tuple[int, str]] = {}
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    with open(log_path, "a") as log:
+        while (message := read_message(inp)) is not None:
+            log.write(json.dumps(message) + "\n")
+            log.flush()
+            method, params, msg_id = message.get("method"), message.get("params") or {}, message.get("id")
+            if method == "initialize":
+                write_message(out, {"id": msg_id, "result": {"capabilities": {
+                    "positionEncoding": "utf-16", "textDocumentSync": 1,
+                    "executeCommandProvider": {"commands": ["infill.acceptInlineEdit"]},
+                    "experimental": {"infill": {"nextEdit": {"method": "textDocument/copilotInlineEdit",
+                                                             "acceptCommand": "infill.acceptInlineEdit"}}}},
+                    "serverInfo": {"name": "scripted-next-edit"}}})
+            elif method == "textDocument/didOpen":
+                doc = params["textDocument"]
+                documents[doc["uri"]] = (doc["version"], doc["text"])
+            elif method == "textDocument/didChange":
+                doc = params["textDocument"]
+                documents[doc["uri"]] = (doc["version"], params["contentChanges"][-1]["text"])
+            elif method == "textDocument/copilotInlineEdit":
+                doc = params["textDocument"]
+                _, text = documents.get(doc["uri"], (0, ""))
+                found = re.search(rf"\b{re.escape(old)}\b", text)
+                edits = []
+                if found:
+                    version = doc["version"] - 1 if mode == "stale" else doc["version"]
+                    edit = {"range": {"start": position_at(text, found.start()), "end": position_at(text, found.end())},
+                            "textDocument": {"uri": doc["uri"], "version": version},
+                            "command": {"title": "Accept next edit", "command": "infill.acceptInlineEdit",
+                                        "arguments": [f"scripted-{found.start()}"]}}
+                    edit["newText" if mode == "malformed" else "text"] = new
+                    edits.append(edit)
+                write_message(out, {"id": msg_id, "result": {"edits": edits}})
+            elif method == "workspace/executeCommand" and msg_id is not None:
+                write_message(out, {"id": msg_id, "result": None})
+            elif method == "shutdown":
+                write_message(out, {"id": msg_id, "result": None})
+            elif method == "exit":
+                return 0
+            elif msg_id is not None and method is not None:
+                write_message(out, {"id": msg_id, "error": {"code": -32601, "message": f"{method} not scripted"}})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
