@@ -1,0 +1,155 @@
+"""Next-edit suggestions in a real VS Code: code-server 4.96.4 (VS Code 1.96.4) with the extension packaged from
+source, driven through Chromium (tests/e2e/vscode_driver.js), with the real `infill serve --stdio`.
+
+The user renames a parameter; the server's model-free propagation proposes the same rename four lines below (no model
+output is involved: the completion model is the tiny test model, which is no next-edit model, so the server asks it
+nothing for next edits). The extension draws it with decorations — the old name struck through, the new one after it,
+a hint on the cursor line naming the line —, Tab moves the cursor there, Tab again applies it and reports it, and the
+next occurrence is proposed at once (chaining); Escape dismisses. A screenshot of the decorations goes to
+docs/images/next-edit-vscode.png.
+
+Ordinary ghost text is turned off in this session (`editor.inlineSuggest.enabled: false`) so that the tiny model's
+suggestions never take Tab; next-edit decorations do not depend on it. Tools as for tests/e2e/test_vscode_editor.py
+(`bash scripts/vscode-editor.sh`); it skips, naming what is missing, only without them, node or llama-server."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_vscode_editor import WAIT, VSCode, machine_settings, open_vscode, toolchain, user_settings, vsix
+
+__all__ = ["toolchain", "vsix"]  # fixtures, used by name
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode.png"
+FILE = "scale.py"
+SOURCE = '''def scale(points, factor):
+    """Multiply every point by the factor."""
+    result = []
+    for x, y in points:
+        result.append((x * factor, y * factor))
+    return result
+'''
+HINT = "→ edit at line 5, Tab (Esc to dismiss)"
+
+
+@pytest.fixture(scope="module")
+def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server_binary: str,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[VSCode]:
+    root = tmp_path_factory.mktemp("vscode-next-edit")
+    user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
+            "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
+    with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
+                     {FILE: SOURCE}, viewport=(1000, 420)) as session:
+        session.gate.touch()  # no need to hold the server back here
+        yield session
+
+
+def editor_lines(vscode: VSCode) -> list[dict[str, Any]]:
+    return vscode.driver("editorLines")
+
+
+def line_texts(vscode: VSCode) -> list[str]:
+    return [line["text"] for line in editor_lines(vscode)]
+
+
+def cursor(vscode: VSCode) -> tuple[int, int] | None:
+    """(line, column), 1-based, from the status bar's "Ln 5, Col 12"."""
+    for item in vscode.driver("statusBar"):
+        found = re.search(r"Ln (\d+), Col (\d+)", item)
+        if found:
+            return int(found.group(1)), int(found.group(2))
+    return None
+
+
+def drawn(vscode: VSCode, line: int, struck: str, hint_line: int) -> list[dict[str, Any]] | None:
+    """The editor's lines once line `line` (0-based) shows `struck` struck through and the hint is on `hint_line`."""
+    lines = editor_lines(vscode)
+    if len(lines) <= max(line, hint_line) or struck not in lines[line]["struck"]:
+        return None
+    hint = lines[hint_line]
+    if HINT_PATTERN.search(hint["text"] + " ".join(hint["pseudo"])) is None:
+        return None
+    return lines
+
+
+HINT_PATTERN = re.compile(r"→ (edit at line \d+, Tab|Tab to apply the edit)")
+
+
+def saved(vscode: VSCode) -> str:
+    return vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
+
+
+def log_text(vscode: VSCode) -> str:
+    log = vscode.extension_log()
+    return log.read_text(errors="replace") if log else ""
+
+
+def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VSCode) -> None:
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    d("open", name=FILE, contains="def scale(points, factor):", timeout=WAIT)
+    # Rename the parameter: select `factor` on line 1 and type `k`.
+    d("press", key="Control+Home")
+    d("press", key="End")
+    d("press", key="ArrowLeft")
+    d("press", key="ArrowLeft")
+    d("press", key="Control+Shift+ArrowLeft")
+    d("type", text="k")
+    lines = vscode.wait_for(lambda: drawn(vscode, 4, "factor", 0), "the next edit drawn on line 5")
+    hint = lines[0]["text"] + " ".join(lines[0]["pseudo"])
+    assert HINT in hint, lines[0]
+    line5 = lines[4]["text"] + " ".join(lines[4]["pseudo"])
+    assert "k" in line5.replace("result.append((x * factor, y * factor))", ""), lines[4]
+    assert lines[4]["struck"] == ["factor"], lines[4]
+    assert lines[1]["struck"] == [], "the docstring's 'factor' is prose: not proposed"
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    shot = vscode.root / "next-edit.png"
+    d("screenshot", file=str(shot))
+    shutil.copyfile(shot, SCREENSHOT)
+    assert "Sending notification 'textDocument/didShowInlineEdit'" in log_text(vscode)
+    assert (vscode.workspace / FILE).read_text() == SOURCE, "showing the edit changes nothing"
+
+    d("press", key="Tab")  # jump
+    vscode.wait_for(lambda: cursor(vscode) == (5, 28), "the cursor to jump to the edit (Ln 5, Col 28)")
+    vscode.wait_for(lambda: drawn(vscode, 4, "factor", 4), "the hint on the cursor's new line")
+    assert "def scale(points, k):" in line_texts(vscode)[0]
+
+    d("press", key="Tab")  # apply
+    vscode.wait_for(lambda: "Sending request 'workspace/executeCommand" in log_text(vscode), "the accept command")
+    # Chaining: the second `factor` of the line is proposed without any typing; it is near, Tab applies it.
+    vscode.wait_for(lambda: (lines := editor_lines(vscode)) and lines[4]["struck"] == ["factor"]
+                    and "x * k" in lines[4]["text"], "the chained next edit")
+    d("press", key="Tab")
+    text = saved(vscode)
+    assert text.splitlines()[4] == "        result.append((x * k, y * k))", text
+    assert text.splitlines()[0] == "def scale(points, k):"
+    assert text.splitlines()[1] == '    """Multiply every point by the factor."""'
+    assert len(re.findall(r"Sending request 'workspace/executeCommand", log_text(vscode))) >= 2
+
+
+def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
+    d = vscode.driver
+    before = (vscode.workspace / FILE).read_text()
+    # Rename `points` on line 1 (cursor after it): its next use on line 4 is proposed.
+    d("press", key="Control+Home")
+    d("press", key="Home")
+    for _ in range(len("def scale(points")):
+        d("press", key="ArrowRight")
+    d("press", key="Control+Shift+ArrowLeft")
+    d("type", text="pts")
+    vscode.wait_for(lambda: drawn(vscode, 3, "points", 0), "the next edit on line 4")
+    d("press", key="Escape")
+    vscode.wait_for(lambda: not any(line["struck"] for line in editor_lines(vscode)), "the edit to be dismissed")
+    assert not any(HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"])) for line in editor_lines(vscode))
+    # With nothing shown Tab is VS Code's own: it indents at the cursor.
+    d("press", key="Tab")
+    text = saved(vscode)
+    assert re.fullmatch(r"def scale\(pts +, k\):", text.splitlines()[0]), text
+    assert text.splitlines()[3] == before.splitlines()[3], "the dismissed edit was not applied"
