@@ -16,7 +16,10 @@ The thresholds, and why:
 - HUGE_REWRITE_LINES = 20: an edit adding more than 20 lines more than it removes is dropped: Sweep's server cuts
   off more than 20 added lines, and a next-edit window is 21 lines; such an output is generation, not an edit.
 - HUGE_REWRITE_FACTOR = 3 (+ 1000 characters): a rewritten window over three times the size of the window is junk
-  (a model repeating itself) whatever edit the diff would pick from it."""
+  (a model repeating itself) whatever edit the diff would pick from it.
+- REWRITE_SHARE = 1/2 (at least REWRITE_MIN_LINES = 4 lines): an edit replacing more than half of the window's lines
+  is a rewrite of the window, not an edit in it (a chatty or confused model answering in prose, or another file);
+  Sweep's server drops ≥ 5 added and ≥ 5 deleted lines for the same reason."""
 
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ LARGE_DELETION_CHARS = 400
 HUGE_REWRITE_LINES = 20
 HUGE_REWRITE_FACTOR = 3
 HUGE_REWRITE_SLACK = 1000
+REWRITE_SHARE = 0.5
+REWRITE_MIN_LINES = 4
 
 _SPACE = re.compile(r"\s+")
 
@@ -66,7 +71,11 @@ def is_huge_rewrite(window: str, rewritten: str, edit: TextEdit | None, text: st
         return True
     if edit is None:
         return False
-    return edit.text.count("\n") - text[edit.start:edit.end].count("\n") > HUGE_REWRITE_LINES
+    removed = text[edit.start:edit.end].count("\n")
+    if edit.text.count("\n") - removed > HUGE_REWRITE_LINES:
+        return True
+    replaced = removed >= REWRITE_MIN_LINES and removed > REWRITE_SHARE * max(1, window.count("\n"))
+    return replaced and bool(edit.text.strip())
 
 
 def discard_reason(request: NextEditRequest, window: str, rewritten: str, edit: TextEdit | None,
