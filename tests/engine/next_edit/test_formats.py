@@ -57,7 +57,8 @@ def test_sweep_history_is_the_newest_three_oldest_first_each_side_at_most_40_lin
     prompt = render(request, NextEditOptions(), "sweep").text
     kept = "".join(f"<|file_sep|>b.py.diff\noriginal:\nold {i}\nupdated:\nnew {i}\n" for i in (2, 3))
     elided = "".join(f"line {i}\n" for i in range(20)) + "...\n" + "".join(f"line {i}\n" for i in range(31, 50))
-    assert prompt.startswith(kept + f"<|file_sep|>c.py.diff\noriginal:\n{elided}updated:\n\n<|file_sep|>original/a.py\n")
+    long_block = f"<|file_sep|>c.py.diff\noriginal:\n{elided}updated:\n\n"
+    assert prompt.startswith(kept + long_block + "<|file_sep|>original/a.py\n")
 
 
 def test_sweep_original_window_reverts_the_newest_edit_of_this_file_only():
@@ -147,7 +148,8 @@ def test_zeta2_without_context_history_or_suffix():
 
 def test_zeta2_history_shows_common_lines_as_context():
     request = NextEditRequest(path="m.py", language="python", text="x\n", cursor=0,
-                              history=(EditEvent("m.py", 4, "def f(a):\n    return a\n", "def f(a, b):\n    return a\n"),))
+                              history=(EditEvent("m.py", 4, "def f(a):\n    return a\n",
+                                                 "def f(a, b):\n    return a\n"),))
     prompt = render(request, NextEditOptions(), "zeta2").text
     assert "--- a/m.py\n+++ b/m.py\n@@ -5,2 +5,2 @@\n-def f(a):\n+def f(a, b):\n     return a\n\n" in prompt
 
