@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import lsp_method
 
 from engine import __version__
 from engine.api import StatusEvent
@@ -26,6 +27,8 @@ from .config import SECTION, ServerSettings, SettingsStore, config_file_path, lo
 from .context import CursorContext, Window, build_context
 from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
+from .next_edit import NextEdit
+from .next_edit import protocol as next_edit_protocol
 from .pipeline import CompletionService, Suggestion
 from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 from .secrets import excluded_by, uri_to_path
@@ -54,6 +57,23 @@ class InfillProtocol(AnsweringProtocol):
     lsp_text_document__did_change = None  # type: ignore[assignment]
     lsp_text_document__did_close = None  # type: ignore[assignment]
 
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """A request method sent as a notification (copilot.el's `workspace/executeCommand`) runs the request's
+        handler without an answer; pygls would try to structure it as a request and drop it for lacking an id."""
+        notification = next_edit_protocol.structure_request_notification(self._converter, data)
+        return notification if notification is not None else super()._structure(data)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        """pygls's initialize, plus `capabilities.experimental.infill.nextEdit`: how a client tells that Infill
+        answers next-edit requests (pygls computes capabilities only from the LSP features it knows)."""
+        result = yield from super().lsp_initialize(params)
+        experimental = result.capabilities.experimental
+        experimental = dict(experimental) if isinstance(experimental, dict) else {}
+        experimental["infill"] = {**experimental.get("infill", {}), "nextEdit": dict(next_edit_protocol.CAPABILITY)}
+        result.capabilities.experimental = experimental
+        return result
+
 
 class InfillServer(LanguageServer):
     def __init__(self) -> None:
@@ -75,6 +95,10 @@ class InfillServer(LanguageServer):
         self._workspace_tick: asyncio.Task | None = None
         self._embedding: Any = None
         self.speculation = Speculation(self)
+        #: Next-edit suggestions (lsp_server/next_edit).
+        self.next_edit = NextEdit(self.documents, lambda: self.settings, lambda: self.encoding,
+                                  lambda: self.workspace_context.folders,
+                                  lambda: self.service.engine if self.service is not None else None)
 
     def speculation_stats(self) -> dict[str, Any]:
         return self.speculation.stats()
@@ -134,7 +158,8 @@ class InfillServer(LanguageServer):
 
     def _secrets(self) -> list[str]:
         out = []
-        for model in (self.settings.engine.completion, self.settings.engine.chat, self.settings.engine.embedding):
+        for model in (self.settings.engine.completion, self.settings.engine.chat, self.settings.engine.embedding,
+                      self.settings.next_edit.model):
             if model is not None:
                 key = model.resolved_api_key()
                 if key:
@@ -175,6 +200,17 @@ class InfillServer(LanguageServer):
         self.configure_logging()
         self.status.reset_disabled()
         self.workspace_context.configure(self.settings.context, self.settings.exclude)
+        self.next_edit.on_settings()
+        await self.configure_next_edit_model()
+
+    async def configure_next_edit_model(self) -> None:
+        """Start, replace or stop the separate next-edit model (`next_edit.model`); a model that cannot start is
+        reported and the previous one keeps serving."""
+        try:
+            await self.next_edit.model.configure(self.settings.engine, self.settings.next_edit,
+                                                 self.settings.ready_timeout)
+        except InfillError as exc:
+            self.show_error(f"Infill next-edit model: {exc} (keeping the previous one)")
 
     async def pull_workspace_configuration(self) -> None:
         if not self._client_supports_configuration():
@@ -252,6 +288,7 @@ def build_server() -> InfillServer:
             ls._workspace_tick = asyncio.create_task(workspace_lsp.tick_loop(ls))
             if ls.settings.enabled:
                 await ls.service.start()
+                await ls.configure_next_edit_model()
             else:
                 ls.status.publish(StatusEvent("disabled", "Infill is turned off (enabled = false)"))
 
@@ -287,11 +324,9 @@ def build_server() -> InfillServer:
             return
         for change in params.content_changes:
             rng = getattr(change, "range", None)
-            if rng is None:
-                doc.apply_change(change.text, None)
-            else:
-                doc.apply_change(change.text, (rng.start.line, rng.start.character, rng.end.line,
-                                               rng.end.character), ls.encoding)
+            span = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
+            ls.next_edit.on_change(doc, span, change.text, ls.encoding)  # before the change: the lines it replaces
+            doc.apply_change(change.text, span, ls.encoding)
         doc.version = params.text_document.version
         first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
         ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
@@ -304,6 +339,7 @@ def build_server() -> InfillServer:
         ls.documents.close(uri)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
+        ls.next_edit.history.forget(uri)  # the history is of open documents
         ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
@@ -311,7 +347,8 @@ def build_server() -> InfillServer:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def on_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
-        return await handle_inline_completion(ls, params)
+        with ls.next_edit.gate.inline():  # next-edit model calls wait (or stop) while ghost text is computed
+            return await handle_inline_completion(ls, params)
 
     @server.command(ACCEPT_COMMAND)
     def on_accept(ls: InfillServer, *args: Any) -> None:
@@ -327,6 +364,22 @@ def build_server() -> InfillServer:
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
         log.info("suggestion partly accepted: %s characters", getattr(params, "acceptedLength", "?"))
 
+    @server.feature(next_edit_protocol.METHOD)
+    async def on_inline_edit(ls: InfillServer, params: Any) -> dict[str, Any]:
+        return await ls.next_edit.inline_edit(_plain(params))
+
+    @server.feature(next_edit_protocol.DID_SHOW)
+    def on_did_show_inline_edit(ls: InfillServer, params: Any) -> None:
+        ls.next_edit.did_show(_plain(params))
+
+    @server.feature(next_edit_protocol.DID_FOCUS)
+    def on_did_focus(ls: InfillServer, params: Any) -> None:
+        ls.next_edit.did_focus(_plain(params))
+
+    @server.command(next_edit_protocol.ACCEPT_COMMAND)
+    def on_accept_inline_edit(ls: InfillServer, *args: Any) -> None:
+        ls.next_edit.accept(_plain(list(args)))
+
     @server.feature(STATS_METHOD)
     def on_stats(ls: InfillServer, params: Any) -> dict[str, Any]:
         service = ls.service
@@ -336,6 +389,7 @@ def build_server() -> InfillServer:
                 "documents": len(ls.documents),
                 "protocol_futures": len(getattr(ls.protocol, "_request_futures", {})),
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
+                "next_edit": ls.next_edit.stats.as_dict(),
                 **ls.speculation_stats()}
 
     workspace_lsp.register(server)
@@ -349,6 +403,7 @@ def build_server() -> InfillServer:
             await ls._embedding.close()
         await ls.sessions.cancel_all()
         await ls.speculation.close()
+        await ls.next_edit.close()
         if ls.service is not None:
             await ls.service.close()
         ls.logging.close()
