@@ -46,8 +46,9 @@ def _distance(start: int, end: int, cursor: int) -> int:
     return start - cursor if cursor < start else cursor - end
 
 
-def _trim(old: str, new: str) -> tuple[int, int, str]:
-    """(characters kept at the start, characters kept at the end, the replacement between them)."""
+def changed_span(old: str, new: str) -> tuple[int, int, str]:
+    """The one change from `old` to `new` with the common beginning and end trimmed off: [start, end) of `old`
+    replaced by the returned text."""
     prefix = 0
     limit = min(len(old), len(new))
     while prefix < limit and old[prefix] == new[prefix]:
@@ -56,7 +57,7 @@ def _trim(old: str, new: str) -> tuple[int, int, str]:
     limit -= prefix
     while suffix < limit and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
-    return prefix, suffix, new[prefix:len(new) - suffix]
+    return prefix, len(old) - suffix, new[prefix:len(new) - suffix]
 
 
 def _word_span(old: str, new: str) -> tuple[int, int, int, int]:
@@ -97,9 +98,8 @@ def minimal_edit(current: str, rewritten: str, cursor: int, window_start: int) -
         a, b, c, d = _word_span(old, new)
         old_start, new_start = old_start + a, new_start + c
         old, new = old[a:b], new[c:d]
-    prefix, suffix, text = _trim(old, new)
-    start = window_start + old_start + prefix
-    end = window_start + old_start + len(old) - suffix
+    first, last, text = changed_span(old, new)
+    start, end = window_start + old_start + first, window_start + old_start + last
     if start == end and not text:
         return None
     return TextEdit(start=start, end=end, text=text)

@@ -1,22 +1,3 @@
-"""Fixtures for the next-edit tests: loopback fake model servers (the backends' scripted server)."""
+"""Fixtures for the next-edit tests: the backends' loopback fake servers (`serve`)."""
 
-from __future__ import annotations
-
-import pytest
-
-from tests.engine.backends.fake_server import FakeServer
-
-
-@pytest.fixture
-async def serve():
-    """`await serve(handler)` → (server, base_url); every server is closed at the end of the test."""
-    servers: list[FakeServer] = []
-
-    async def start(handler) -> tuple[FakeServer, str]:
-        server = FakeServer(handler)
-        servers.append(server)
-        return server, await server.start()
-
-    yield start
-    for server in servers:
-        await server.close()
+from tests.engine.backends.conftest import serve  # noqa: F401  (a fixture, used by name)
