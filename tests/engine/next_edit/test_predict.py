@@ -176,3 +176,44 @@ def test_check_next_edit_model_takes_completion_and_chat_kinds():
         assert "next_edit.model.kind" in str(exc)
     else:
         raise AssertionError("an embedding kind was accepted")
+
+
+async def test_a_chat_answer_cut_at_the_token_limit_is_truncated(serve):
+    server, base = await serve(chat_server("<updated>\n" + REWRITE[:40], finish="length"))
+    prediction = await predict(engine_for(base, kind="openai/chat", model="m"), NextEditOptions())
+    assert prediction.edit is None and prediction.reason == "truncated"
+
+
+async def test_a_chat_model_engine_refuses_completions_clearly(serve):
+    from engine.errors import BackendUnavailable
+    from engine.types import CompletionOptions, CompletionRequest
+
+    server, base = await serve(chat_server("unused"))
+    engine = engine_for(base, kind="openai/chat", model="m")
+    try:
+        await engine.start()
+        try:
+            await engine.complete(CompletionRequest(prefix="x"), CompletionOptions(), ready_timeout=10)
+        except BackendUnavailable as exc:
+            assert "chat model" in str(exc) and "next-edit suggestions only" in str(exc)
+        else:
+            raise AssertionError("a chat-model engine completed")
+        assert engine.status.kind == "ready"
+    finally:
+        await engine.close()
+    assert server.requests == []
+
+
+async def test_a_completion_form_on_a_chat_model_is_a_model_error(serve):
+    server, base = await serve(chat_server("unused"))
+    prediction = await predict(engine_for(base, kind="openai/chat", model="m"), NextEditOptions(format="sweep"))
+    assert prediction.edit is None and prediction.reason.startswith("model error: the sweep format needs")
+    assert server.requests == []
+
+
+async def test_a_refused_request_never_reaches_the_model(serve):
+    server, base = await serve(completion_server(chunks(REWRITE)))
+    request = NextEditRequest(path="a.py", language="python", text="x = '<|file_sep|>'\n", cursor=0)
+    prediction = await predict(engine_for(base), request=request)
+    assert prediction.edit is None and prediction.reason.startswith("refused: ")
+    assert server.requests == []
