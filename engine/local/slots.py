@@ -5,7 +5,7 @@ document's prompt is often still busy: a superseded request finishes its current
 takes effect, or the speculative prefetch runs there. The next request then lands on the other slot and prefills its
 whole prompt again; and a prefetch kept on a slot of its own prefilled every file's prompt a second time. The typing
 replay measured both: about half of all prefilled prompt tokens were such second copies (slot logs of
-`bench.typing_replay --user accepting`, 1 December).
+`bench.replay.typing_replay --user accepting`, 1 December).
 
 Infill is the only client of its own server and knows what it sent to each slot, so it pins each request to the slot
 whose last prompt shares the longest beginning with it. llama-server makes a request for a busy slot wait until that

@@ -59,7 +59,7 @@ class Report:
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# One completion against a running llama-server, with its timings (also used by bench/local_backend.py)
+# One completion against a running llama-server, with its timings (also used by bench/latency/local_backend.py)
 
 
 @dataclass(frozen=True)

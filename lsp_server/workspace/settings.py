@@ -13,7 +13,7 @@ RANKINGS = ("bm25", "jaccard")
 
 @dataclass(frozen=True)
 class ContextSettings:
-    """Defaults come from bench/crosscode.py (docs/context.md has the figures)."""
+    """Defaults come from bench/quality/crosscode.py (docs/context.md has the figures)."""
 
     #: Master switch: off, every prompt is built from the current file alone.
     enabled: bool = True

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.accepting_user import (
+from bench.replay.accepting_user import (
     AcceptRecord,
     AcceptRequest,
     AcceptRun,

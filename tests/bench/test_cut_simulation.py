@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from bench import cut_simulation as sim
+from bench.quality import cut_simulation as sim
 from lsp_server.syntax import has_grammar
 
 

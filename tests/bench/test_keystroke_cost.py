@@ -1,4 +1,5 @@
-"""A smoke run of bench/keystroke_cost.py (two small files, a few keystrokes) so the benchmark code cannot rot.
+"""A smoke run of bench/latency/keystroke_cost.py (two small files, a few keystrokes) so the benchmark code cannot
+rot.
 
 It checks what the benchmark records, not how fast anything is. No llama-server: the model is the benchmark's own
 loopback /infill."""
@@ -7,16 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench.common import lsp_support
+from bench.latency import keystroke_cost
 
 
 async def test_keystroke_cost_smoke_records_every_size(monkeypatch, tmp_path):
-    monkeypatch.syspath_prepend(str(BENCH))  # the LSP benchmarks import their helper as a sibling module
-    import keystroke_cost
-    import lsp_support
-
     monkeypatch.setattr(lsp_support, "RESULTS", tmp_path)
     text, line = keystroke_cost.document(3000)
     assert text.split("\n")[line] == keystroke_cost.LINE and len(text) >= 3000

@@ -1,4 +1,4 @@
-"""bench/plots.py draws the two report figures from benchmark JSON."""
+"""bench/common/plots.py draws the two report figures from benchmark JSON."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.plots import merge_quality, plot_latency, plot_quality
+from bench.common.plots import merge_quality, plot_latency, plot_quality
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bench.quality_data import (DEFAULT_DATA_DIR, HUMANEVAL_MULTI, HUMANEVAL_SINGLE, SANTACODER, fixed_sample,
-                                load_suite, on_empty_line)
-from bench.quality_exec import ExecItem, score_humaneval
-from bench.quality_metrics import humaneval_program_middle
+from bench.quality.humaneval_exec import ExecItem, score_humaneval
+from bench.quality.metrics import humaneval_program_middle
+from bench.quality.suites_data import (DEFAULT_DATA_DIR, HUMANEVAL_MULTI, HUMANEVAL_SINGLE, SANTACODER, fixed_sample,
+                                       load_suite, on_empty_line)
 
 pytestmark = pytest.mark.skipif(not (DEFAULT_DATA_DIR / "human-eval-infilling").is_dir(),
                                 reason=f"benchmark data not found in {DEFAULT_DATA_DIR}")

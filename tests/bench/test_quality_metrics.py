@@ -1,10 +1,11 @@
-"""The scoring pieces of bench/quality.py: exact match, edit similarity, the oracle cut and execution in a child."""
+"""The scoring pieces of bench/quality/suites.py: exact match, edit similarity, the oracle cut and execution in a
+child."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.quality_metrics import (edit_similarity, exact_match, levenshtein_row, line_cut_candidates,
+from bench.quality.metrics import (edit_similarity, exact_match, levenshtein_row, line_cut_candidates,
                                    oracle_edit_similarity, oracle_exact_match)
 
 

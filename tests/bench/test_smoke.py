@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bench import quality, typing_replay
-from bench.quality_data import DEFAULT_DATA_DIR
-from bench.quality_metrics import line_cut_candidates
+from bench.quality import suites as quality
+from bench.quality.metrics import line_cut_candidates
+from bench.quality.suites_data import DEFAULT_DATA_DIR
+from bench.replay import typing_replay
 
 pytestmark = pytest.mark.llama_server
 

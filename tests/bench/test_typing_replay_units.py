@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bench.typing_replay_server import parse_prometheus
-from bench.typing_replay import (VariantResult, RequestRecord, accepted_chars, choose_region, covered_chars,
-                                 first_line_matches, plan_keystrokes, position_of, ratios, suggestion_after_cursor,
-                                 summarise)
+from bench.replay.editing import accepted_chars, choose_region, position_of
+from bench.replay.typing_replay import (RequestRecord, VariantResult, covered_chars, first_line_matches,
+                                        plan_keystrokes, ratios, suggestion_after_cursor, summarise)
+from bench.replay.typing_replay_server import parse_prometheus
 
 TEXT = "import os\n\ndef f(x):\n    y = x + 1\n    return y\n\nprint(f(1))\n"
 

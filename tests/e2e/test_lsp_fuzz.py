@@ -1,12 +1,13 @@
 """Seeded LSP fuzzing in CI: ~1,000 random actions per position encoding against the recording, misbehaving loopback
-backend (bench/lsp_fuzz.py has the harness and the long mode). Every problem the run counted fails the test with its
-figures; the seed makes a failure reproducible: `python3 bench/lsp_fuzz.py --actions 1000 --seeds 11 --check`."""
+backend (bench/reliability/lsp_fuzz.py has the harness and the long mode). Every problem the run counted fails the
+test with its figures; the seed makes a failure reproducible:
+`python3 -m bench.reliability.lsp_fuzz --actions 1000 --seeds 11 --check`."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.lsp_fuzz import Fuzz, problems
+from bench.reliability.lsp_fuzz import Fuzz, problems
 
 SEED = 11
 

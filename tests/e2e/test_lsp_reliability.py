@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.lsp_fuzz import Backend, Client, ServerProcess, initialize, merge
+from bench.reliability.lsp_fuzz import Backend, Client, ServerProcess, initialize, merge
 
 SURROGATE_DOC = "x = '\ud800'\n"
 

@@ -15,12 +15,12 @@ The same files are replayed twice, each with a fresh server: our pipeline (shipp
 - model calls per 100 keystrokes, prompt tokens llama-server had to prefill per model call and per suggestion shown;
 - requests answered (a result or an error response): must be 100 %.
 
-    python3 -m bench.typing_replay                        # default files, default model, ours and naive
-    python3 -m bench.typing_replay --smoke                # tiny test model, a few keystrokes
-    python3 -m bench.typing_replay my_file.py --cps 8
-    python3 -m bench.typing_replay --user accepting --variant ours   # a user who accepts (bench/accepting_user.py)
-    python3 -m bench.typing_replay --user accepting --variant ours --next-edit model   # + NES requests (issue 23)
-Writes JSON under bench/results/ (per-keystroke latencies included, for bench/plots.py)."""
+    python3 -m bench.replay.typing_replay                    # default files, default model, ours and naive
+    python3 -m bench.replay.typing_replay --smoke            # tiny test model, a few keystrokes
+    python3 -m bench.replay.typing_replay my_file.py --cps 8
+    python3 -m bench.replay.typing_replay --user accepting --variant ours   # a user who accepts (accepting_user.py)
+    python3 -m bench.replay.typing_replay --user accepting --variant ours --next-edit model  # + next-edit requests
+Writes JSON under bench/results/ (per-keystroke latencies included, for bench/common/plots.py)."""
 
 from __future__ import annotations
 
@@ -35,13 +35,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-REPLAY_DIR = Path(__file__).resolve().parent / "replay_files"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+from ..common.paths import REPO_ROOT, RESULTS_DIR
+from .accepting_user import ROWS_ACCEPTING, AcceptRun, replay_file_accepting, summarise_accepting
+from .editing import (LANGUAGE_IDS, Answer, _delta, _item_text, _percentile, accepted_chars, answer_item,
+                      choose_region, position_of, utf16_len)
+from .typing_replay_server import STATS_METHOD
 
-#: Extension → LSP languageId for the files the replay accepts.
-LANGUAGE_IDS = {".py": "python", ".js": "javascript", ".ts": "typescript", ".rs": "rust", ".go": "go",
-                ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".rb": "ruby", ".lua": "lua"}
+REPLAY_DIR = Path(__file__).resolve().parent / "replay_files"
+
 
 #: Server settings of the two variants (merged over the model settings sent as initializationOptions).
 OURS_SETTINGS: dict[str, Any] = {}
@@ -80,38 +81,6 @@ class Keystroke:
     offset: int
 
 
-@dataclass(frozen=True)
-class Region:
-    """`text[start:end]` is typed; `text[:start]` and `text[end:]` are in the document from the start."""
-
-    start: int
-    end: int
-
-
-def choose_region(text: str, start_fraction: float, max_keystrokes: int) -> Region:
-    """Whole lines from the first line start at or after `start_fraction` of the file, skipping that line's
-    indentation (as if the editor had put it there). It ends at the first line end after `max_keystrokes`
-    keystrokes (or the end of the file), so the cursor's line never has text after it."""
-    start = 0 if start_fraction <= 0 else text.find("\n", int(len(text) * start_fraction)) + 1
-    if start <= 0 or start >= len(text):
-        start = 0
-    while start < len(text) and text[start] in " \t":
-        start += 1
-    end = start
-    count = 0
-    while end < len(text):
-        if text[end] == "\n":
-            if count >= max_keystrokes:
-                break
-            end += 1
-            while end < len(text) and text[end] in " \t":
-                end += 1
-        else:
-            end += 1
-        count += 1
-    return Region(start, end)
-
-
 def plan_keystrokes(region_text: str) -> list[Keystroke]:
     out: list[Keystroke] = []
     i = 0
@@ -123,17 +92,6 @@ def plan_keystrokes(region_text: str) -> list[Keystroke]:
         out.append(Keystroke(region_text[i:j], i))
         i = j
     return out
-
-
-def utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def position_of(text: str) -> tuple[int, int]:
-    """LSP position (utf-16) of the end of `text`."""
-    line = text.count("\n")
-    last = text[text.rfind("\n") + 1:]
-    return line, utf16_len(last)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -166,35 +124,8 @@ def first_line_matches(suggestion: str, typed_next: str) -> bool:
     return rest == "" or rest.lstrip(" \t").startswith("\n") or rest.strip(" \t") == ""
 
 
-def accepted_chars(suggestion: str, typed_next: str) -> int:
-    """Characters of the suggestion a user could accept: the common beginning with what they typed next."""
-    n = 0
-    for a, b in zip(suggestion, typed_next):
-        if a != b:
-            break
-        n += 1
-    return n
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 # Measurements
-
-
-@dataclass(kw_only=True)
-class Answer:
-    """One inline request as both replays (this one and the accepting user's) record it: when it was sent, when
-    and how it was answered, and whether its suggestion reached the screen."""
-
-    file: str
-    sent: float
-    answered: float | None = None
-    error: str | None = None
-    text: str | None = None  # the first item's text after the cursor; None when empty
-    shown: bool = False
-
-    @property
-    def latency_ms(self) -> float | None:
-        return None if self.answered is None else (self.answered - self.sent) * 1000.0
 
 
 @dataclass(kw_only=True)
@@ -217,19 +148,6 @@ class VariantResult:
     seconds: float = 0.0
     #: `--next-edit`: the copilotInlineEdit requests sent alongside (sent / answered / with an edit).
     next_edit_requests: dict[str, int] = field(default_factory=dict)
-
-
-def _percentile(values: Sequence[float], fraction: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
-
-
-def _delta(before: dict[str, Any] | None, after: dict[str, Any] | None, key: str) -> float | None:
-    if not before or not after or key not in after:
-        return None
-    return after[key] - before.get(key, 0)
 
 
 def covered_chars(shown: Sequence[RequestRecord]) -> int:
@@ -299,7 +217,7 @@ def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | Non
 
 
 class ReplayClient:
-    """A minimal editor: pygls's LanguageClient talking to `python -m bench.typing_replay_server` over stdio."""
+    """A minimal editor: pygls's LanguageClient talking to `python -m bench.replay.typing_replay_server` over stdio."""
 
     def __init__(self, init_options: dict[str, Any]):
         from pygls.lsp.client import LanguageClient
@@ -338,7 +256,7 @@ class ReplayClient:
     async def start(self) -> None:
         from lsprotocol import types
 
-        await self.client.start_io(sys.executable, "-m", "bench.typing_replay_server", cwd=str(REPO_ROOT))
+        await self.client.start_io(sys.executable, "-m", "bench.replay.typing_replay_server", cwd=str(REPO_ROOT))
         capabilities = types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
             window=types.WindowClientCapabilities(work_done_progress=True),
@@ -350,8 +268,6 @@ class ReplayClient:
         self.client.initialized(types.InitializedParams())
 
     async def stats(self) -> dict[str, Any] | None:
-        from .typing_replay_server import STATS_METHOD
-
         result = await self.client.protocol.send_request_async(STATS_METHOD, {})
         return _plain(result)
 
@@ -374,19 +290,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
-
-
-def _items(result: Any) -> list[Any]:
-    if result is None:
-        return []
-    if isinstance(result, list):
-        return result
-    return list(getattr(result, "items", None) or [])
-
-
-def _item_text(item: Any) -> str:
-    text = item.insert_text
-    return text if isinstance(text, str) else getattr(text, "value", "")
 
 
 #: `--next-edit`: the server's next-edit settings per choice. "on" is the shipped default (model-free propagation;
@@ -502,20 +405,6 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
     result.requests.extend(records)
 
 
-def answer_item(future: Any, record: Answer) -> Any | None:
-    """Note on `record` when (and whether successfully) a request was answered; the answer's first item."""
-    record.answered = time.perf_counter()
-    if future.cancelled():
-        record.error = "cancelled by the client"
-        return None
-    exc = future.exception()
-    if exc is not None:
-        record.error = f"{type(exc).__name__}: {exc}"
-        return None
-    items = _items(future.result())
-    return items[0] if items else None
-
-
 def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cursor: str):
     def done(future: Any) -> None:
         item = answer_item(future, record)
@@ -542,8 +431,6 @@ def _on_answer(record: RequestRecord, typed_next: str, line: int, line_before_cu
 async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namespace,
                       model_settings: dict[str, Any]) -> Any:
     from engine.config import merge
-
-    from .accepting_user import AcceptRun, replay_file_accepting
 
     settings = merge(merge(model_settings, VARIANTS[variant]), NEXT_EDIT_SETTINGS[args.next_edit])
     accepting = args.user == "accepting"
@@ -633,8 +520,6 @@ ROWS = (
 
 
 def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | None) -> str:
-    from .accepting_user import ROWS_ACCEPTING
-
     names = list(summaries)
     accepting = any(s.get("user") == "accepting" for s in summaries.values())
     pair = " / ".join(names[:2])
@@ -648,7 +533,8 @@ def format_table(summaries: dict[str, dict[str, Any]], ratio: dict[str, Any] | N
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python3 -m bench.typing_replay", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python3 -m bench.replay.typing_replay",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="*", type=Path, help=f"source files to replay (default: {REPLAY_DIR})")
     parser.add_argument("--variant", action="append", choices=list(VARIANTS),
                         help="default: ours and naive (passive user), ours and nospec (accepting user)")
@@ -669,7 +555,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "(repeatable)")
     parser.add_argument("--user", choices=("passive", "accepting"), default="passive",
                         help="passive: types everything and only judges suggestions (default); accepting: accepts "
-                             "right suggestions, whole or word/line-wise (bench/accepting_user.py)")
+                             "right suggestions, whole or word/line-wise (bench/replay/accepting_user.py)")
     parser.add_argument("--accept-pause", type=float, default=0.5,
                         help="accepting user: seconds it reads the next suggestion after an accept (default 0.5)")
     parser.add_argument("--min-accept", type=int, default=2,
@@ -693,7 +579,7 @@ def build_parser() -> argparse.ArgumentParser:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     files = list(args.files) or default_files()
     if args.smoke:
-        from .quality import smoke_model_path
+        from ..quality.suites import smoke_model_path
 
         files = files[:1]
         args.max_keystrokes = min(args.max_keystrokes, SMOKE_KEYSTROKES)
@@ -704,8 +590,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     variants = args.variant or list(DEFAULT_VARIANTS[args.user])
     summaries: dict[str, dict[str, Any]] = {}
     raw: dict[str, Any] = {}
-    from .accepting_user import AcceptRun, summarise_accepting
-
     for variant in variants:
         result = await run_variant(variant, files, args, model_settings(args))
         if isinstance(result, AcceptRun):

@@ -4,7 +4,7 @@ inline requests over many documents, sampled every 100 requests. Target: ≤ 100
 The requests mix model calls on new cursor contexts (which fill the LRU cache up to its bound), cache hits and
 typing-through, on documents that are opened, edited and closed, so every per-document structure is exercised.
 
-Run: python3 bench/lsp_memory.py [--requests 1000]
+Run: python3 -m bench.reliability.lsp_memory [--requests 1000]
 Prints a table and writes bench/results/lsp_memory.json."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from lsp_support import llama_server, lsp_server, tiny_model_path, write_results
+from ..common.lsp_support import llama_server, lsp_server, tiny_model_path, write_results
 
 WARMUP = 200
 

@@ -8,7 +8,7 @@ types the next character of the suggestion shown, so most requests are answered 
 in every len(suggestion) goes to the loopback model (reported apart: in a big file it also asks `/tokenize` to fit
 the prompt budget, which a small file does not need).
 
-Run: python3 bench/keystroke_cost.py [--keystrokes 120] [--sizes 5000,300000,2000000] [--server-root PATH]
+Run: python3 -m bench.latency.keystroke_cost [--keystrokes 120] [--sizes 5000,300000,2000000] [--server-root PATH]
 `--server-root` runs the server from another checkout (e.g. /work/main) for a before/after comparison.
 Prints a table and writes bench/results/keystroke_cost.json (note the load average it records: a busy machine
 inflates every figure)."""
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import lsp_support
-from lsp_support import lsp_server, summary, write_results
+from ..common import lsp_support
+from ..common.lsp_support import lsp_server, summary, write_results
 
 SUGGESTION = "compute_total(values, factor=2) + offset_value  # typed through"
 LINE = "    result = "
@@ -176,8 +176,8 @@ async def main(args: argparse.Namespace) -> None:
         lsp_support.server_env = env
         os.chdir(root)
     loopback, base_url, counts = await start_loopback()
-    results: dict[str, Any] = {"server_root": args.server_root or str(lsp_support.ROOT), "keystrokes": args.keystrokes,
-                               "suggestion_chars": len(SUGGESTION), "sizes": {}}
+    results: dict[str, Any] = {"server_root": args.server_root or str(lsp_support.REPO_ROOT),
+                               "keystrokes": args.keystrokes, "suggestion_chars": len(SUGGESTION), "sizes": {}}
     try:
         for size in args.sizes:
             results["sizes"][str(size)] = await measure_size(base_url, size, args.keystrokes)

@@ -1,17 +1,17 @@
 """Completion quality on HumanEval infilling and SantaCoder FIM, in three variants on the same model.
 
 - raw: the model's output cut only at the token limit;
-- ours: the LSP server's stop rules and post-processing, as shipped (`bench/quality_pipeline.py`);
-- oracle: the best prefix of the raw output, an upper bound for any cutting rule (`bench/quality_metrics.py`).
+- ours: the LSP server's stop rules and post-processing, as shipped (`bench/quality/pipeline.py`);
+- oracle: the best prefix of the raw output, an upper bound for any cutting rule (`bench/quality/metrics.py`).
 Efficiency = ours / oracle shows how much of the reachable quality our cutting keeps.
 
 Run from the repository root:
-    python3 -m bench.quality                          # default model, all suites (long: see docs/benchmarks.md)
-    python3 -m bench.quality --suite humaneval-single --limit 100
-    python3 -m bench.quality --smoke                  # tiny test model, a handful of tasks (what the tests run)
+    python3 -m bench.quality.suites                          # default model, all suites (long: see docs/benchmarks.md)
+    python3 -m bench.quality.suites --suite humaneval-single --limit 100
+    python3 -m bench.quality.suites --smoke                  # tiny test model, a handful of tasks (what the tests run)
 Prints a table and writes JSON (every task's completions, stop reasons, tokens, latencies and scores) under
 bench/results/. Generation finishes and the model server stops before any HumanEval program runs, and the programs run
-in a child process (`bench/quality_exec.py`), never in the process that talks to the model."""
+in a child process (`bench/quality/humaneval_exec.py`), never in the process that talks to the model."""
 
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .quality_data import (DEFAULT_DATA_DIR, DEFAULT_MULTI_SAMPLE, DEFAULT_SANTACODER_SAMPLE, DEFAULT_SEED,
+from ..common.paths import RESULTS_DIR
+from .suites_data import (DEFAULT_DATA_DIR, DEFAULT_MULTI_SAMPLE, DEFAULT_SANTACODER_SAMPLE, DEFAULT_SEED,
                            SANTACODER, SUITES, Task, load_suite)
-from .quality_exec import ExecItem, score_humaneval
-from .quality_metrics import (edit_similarity, exact_match, humaneval_program_middle, line_cut_candidates,
+from .humaneval_exec import ExecItem, score_humaneval
+from .metrics import (edit_similarity, exact_match, humaneval_program_middle, line_cut_candidates,
                               oracle_edit_similarity, oracle_exact_match)
-from .quality_pipeline import SEED, Generation, Pipeline
+from .pipeline import SEED, Generation, Pipeline
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 VARIANTS = ("raw", "ours", "oracle")
 SMOKE_LIMIT = 2
 
@@ -225,7 +225,8 @@ def format_table(summary: dict[str, dict[str, Any]]) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python3 -m bench.quality", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python3 -m bench.quality.suites",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("--suite", action="append", choices=SUITES,
                         help="suite to run; repeat for several (default: all)")
     parser.add_argument("--limit", type=int, help="at most N tasks per suite (per language for santacoder)")

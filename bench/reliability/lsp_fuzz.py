@@ -1,7 +1,7 @@
 """Seeded LSP fuzzing of `infill serve --stdio`: random valid and invalid traffic against a recording loopback
 OpenAI-compatible model server that also misbehaves, checked against a reference model of every document.
 
-    python3 bench/lsp_fuzz.py --actions 10000 --seeds 1 2 3 --encodings utf-16 utf-8
+    python3 -m bench.reliability.lsp_fuzz --actions 10000 --seeds 1 2 3 --encodings utf-16 utf-8
 
 One run: start the server over pipes (a hand-written JSON-RPC client, so that malformed frames, lone surrogates and
 invalid params can be sent), initialise it against the loopback backend, then perform `actions` random actions:
@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
+from ..common.paths import REPO_ROOT, RESULTS_DIR
+
+RESULTS = RESULTS_DIR
 
 CANARY = "INFILL-CANARY-SECRET-7c1d"
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -459,12 +460,12 @@ class ServerProcess:
     async def start(self) -> asyncio.subprocess.Process:
         env = dict(os.environ)
         env.update(XDG_CONFIG_HOME=str(self.home / "config"), XDG_STATE_HOME=str(self.home / "state"),
-                   XDG_CACHE_HOME=str(self.home / "cache"), PYTHONPATH=str(ROOT))
+                   XDG_CACHE_HOME=str(self.home / "cache"), PYTHONPATH=str(REPO_ROOT))
         env.pop("INFILL_CONFIG", None)
         with open(self.home / "stderr.log", "wb") as stderr:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "lsp_server", "serve", "--stdio", stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env, cwd=str(ROOT), limit=2 ** 26)
+                stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env, cwd=str(REPO_ROOT), limit=2 ** 26)
         return self.proc
 
     def log_text(self) -> str:

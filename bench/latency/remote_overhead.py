@@ -17,7 +17,7 @@ On a busy 2-core machine the model server's own timing noise (tens of ms) hides 
 four routes also run against `replay`: an in-process loopback server that streams n_predict canned llama-server /
 OpenAI events at once. There the only costs are the HTTP round trip and the client, which isolates ours.
 
-Run: python3 bench/remote_overhead.py [--models tiny,default] [--repeats 30] [--n-predict 64]
+Run: python3 -m bench.latency.remote_overhead [--models tiny,default] [--repeats 30] [--n-predict 64]
 Prints a table and writes bench/results/remote_overhead.json."""
 
 from __future__ import annotations
@@ -34,20 +34,19 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+import httpx
 
-import httpx  # noqa: E402
+from engine.backends import create_completion_stream
+from engine.backends.llama_cpp import completion_body
+from engine.backends.openai import OpenAICompletion
+from engine.config import HttpSettings, LocalServerSettings, ModelConfig
+from engine.local.binary import require_llama_server
+from engine.local.supervisor import LlamaServerSupervisor
+from engine.types import CompletionOptions, Prompt
 
-from engine.backends import create_completion_stream  # noqa: E402
-from engine.backends.llama_cpp import completion_body  # noqa: E402
-from engine.backends.openai import OpenAICompletion  # noqa: E402
-from engine.config import HttpSettings, LocalServerSettings, ModelConfig  # noqa: E402
-from engine.local.binary import require_llama_server  # noqa: E402
-from engine.local.supervisor import LlamaServerSupervisor  # noqa: E402
-from engine.types import CompletionOptions, Prompt  # noqa: E402
+from ..common.paths import REPO_ROOT, RESULTS_DIR
 
-RESULTS = ROOT / "bench" / "results" / "remote_overhead.json"
+RESULTS = RESULTS_DIR / "remote_overhead.json"
 
 PREFIX = '''import json
 from dataclasses import dataclass
@@ -253,7 +252,7 @@ async def main() -> None:
     report = {"machine": {"cpus": os.cpu_count(), "loadavg": os.getloadavg(), "python": platform.python_version()},
               "repeats": args.repeats, "n_predict": list(n_values), "results": results}
     RESULTS.write_text(json.dumps(report, indent=2, default=str))
-    print(f"wrote {RESULTS.relative_to(ROOT)}")
+    print(f"wrote {RESULTS.relative_to(REPO_ROOT)}")
 
 
 if __name__ == "__main__":

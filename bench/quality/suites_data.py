@@ -1,4 +1,4 @@
-"""Benchmark tasks for `bench/quality.py`: HumanEval infilling and the SantaCoder FIM set, as editor cursors.
+"""Benchmark tasks for `bench/quality/suites.py`: HumanEval infilling and the SantaCoder FIM set, as editor cursors.
 
 Both data sets cut one or more whole lines out of a file. An editor user who writes those lines sits on an empty line
 between the code above and the code below, so every task is turned into that document: `prefix` ends with a newline,
@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..common.paths import REPO_ROOT
+
 #: Where the coordinator copied the data sets; `--data-dir` overrides it.
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 
 HUMANEVAL_SINGLE = "humaneval-single"
 HUMANEVAL_MULTI = "humaneval-multi"

@@ -1,4 +1,4 @@
-"""The two ways `bench/quality.py` asks the model: as the LSP server does ("ours") and with no stop rule ("raw").
+"""The two ways `bench/quality/suites.py` asks the model: as the LSP server does ("ours") and with no stop rule ("raw").
 
 "ours" is the LSP server's own code for an automatic inline request: `lsp_server.context.build_context` on the
 document (single-/multi-line decision, indentation), then `lsp_server.pipeline.CompletionService.generate` (engine
@@ -18,7 +18,7 @@ from engine.api import Engine
 from engine.config import EngineConfig
 from engine.types import Completion, CompletionOptions, CompletionRequest
 
-from .quality_data import Task
+from .suites_data import Task
 
 SEED = 42
 

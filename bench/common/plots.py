@@ -1,6 +1,7 @@
 """Plots for docs/benchmarks.md from the JSON files the benchmarks write.
 
-    python3 -m bench.plots --quality bench/results/quality-full-….json --typing bench/results/typing-full-….json
+    python3 -m bench.common.plots --quality bench/results/quality-full-….json \
+        --typing bench/results/typing-full-….json
 Without paths it takes the newest non-smoke result of each kind in bench/results/. Writes
 docs/benchmarks-quality.png (score per variant and set) and docs/benchmarks-latency.png (keystroke → suggestion
 latency, ours vs naive, as cumulative distributions: the median and p95 can be read off directly)."""
@@ -106,18 +107,19 @@ def plot_latency(report: dict[str, Any], output: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m bench.plots", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python3 -m bench.common.plots", description=__doc__.splitlines()[0])
     parser.add_argument("--quality", type=Path, action="append",
-                        help="a bench/quality.py JSON file; repeat for runs made one suite at a time"
+                        help="a bench/quality/suites.py JSON file; repeat for runs made one suite at a time"
                              " (default: the newest full run)")
-    parser.add_argument("--typing", type=Path, help="a bench/typing_replay.py JSON file (default: the newest full run)")
+    parser.add_argument("--typing", type=Path,
+                        help="a bench/replay/typing_replay.py JSON file (default: the newest full run)")
     parser.add_argument("--out-dir", type=Path, default=DOCS_DIR)
     args = parser.parse_args(argv)
     quality = args.quality or ([newest("quality")] if newest("quality") else None)
     typing = args.typing or newest("typing")
     if quality is None and typing is None:
-        print(f"plots: no benchmark results found in {RESULTS_DIR}; run bench.quality or bench.typing_replay first",
-              file=sys.stderr)
+        print(f"plots: no benchmark results found in {RESULTS_DIR}; "
+              "run bench.quality.suites or bench.replay.typing_replay first", file=sys.stderr)
         return 1
     if quality is not None:
         report = merge_quality([json.loads(path.read_text()) for path in quality])

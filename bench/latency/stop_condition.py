@@ -2,7 +2,7 @@
 naive approach (prepend each reversed chunk to the whole reversed text, then look the stop-word trie up from its start,
 as Tabby does).
 
-Run: python3 bench/stop_condition.py [--repeats N]. Prints a table and writes bench/results/stop_condition.json.
+Run: python3 -m bench.latency.stop_condition [--repeats N]. Prints a table and writes bench/results/stop_condition.json.
 Target: ours flat (20,000 vs 100 characters within 1.5x) and at least 10x faster than naive at 20,000."""
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from engine.decoding import StopCondition, stop_trie
+from engine.languages import default_table
 
-from engine.decoding import StopCondition, stop_trie  # noqa: E402
-from engine.languages import default_table  # noqa: E402
+from ..common.paths import REPO_ROOT, RESULTS_DIR
 
 SIZES = (100, 1_000, 20_000, 200_000)  # the targets are judged at 100 and 20,000; 200,000 shows the trend
 CHUNK = 4  # characters per streamed token, about what code models produce
@@ -108,7 +107,7 @@ def _naive_copy(state: NaiveStop) -> NaiveStop:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=200)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "stop_condition.json")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "stop_condition.json")
     args = parser.parse_args(argv)
 
     words = default_table().lookup("python").stop_words()
@@ -140,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows, "ours_20000_vs_100": round(flatness, 2), "speedup_at_20000": speedup,
         "targets_met": flat_ok and fast_ok,
     }, indent=2) + "\n")
-    print(f"wrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    print(f"wrote {args.out.relative_to(REPO_ROOT) if args.out.is_relative_to(REPO_ROOT) else args.out}")
     return 0
 
 

@@ -15,17 +15,16 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
 
-from lsprotocol import types  # noqa: E402
-from pygls.lsp.client import LanguageClient  # noqa: E402
+from engine.config import LocalServerSettings
+from engine.local.binary import require_llama_server
+from engine.local.supervisor import LlamaServerSupervisor
 
-from engine.config import LocalServerSettings  # noqa: E402
-from engine.local.binary import require_llama_server  # noqa: E402
-from engine.local.supervisor import LlamaServerSupervisor  # noqa: E402
+from .paths import REPO_ROOT, RESULTS_DIR
 
-RESULTS = ROOT / "bench" / "results"
+RESULTS = RESULTS_DIR
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -69,7 +68,7 @@ async def llama_server(model: Path, parallel: int = 2) -> AsyncIterator[LlamaSer
 def server_env() -> dict[str, str]:
     home = tempfile.mkdtemp(prefix="infill-bench-")
     env = dict(os.environ)
-    env.update(XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state", PYTHONPATH=str(ROOT))
+    env.update(XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state", PYTHONPATH=str(REPO_ROOT))
     return env
 
 

@@ -5,7 +5,7 @@ Each round starts a long generation (several hundred tokens on the tiny model), 
 few tokens, then sends a newer request for the same document answered from the cache, so the only generation that
 should still run is the superseded one; the time until its slot is idle is the figure.
 
-Run: python3 bench/lsp_cancellation.py [--rounds 20]
+Run: python3 -m bench.reliability.lsp_cancellation [--rounds 20]
 Prints a table and writes bench/results/lsp_cancellation.json."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 
 import httpx
 
-from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
+from ..common.lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
 BUDGET = 1500
 #: With the tiny model at temperature 0 this line's completion runs for several hundred tokens before a stop word.

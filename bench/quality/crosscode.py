@@ -2,11 +2,11 @@
 model, same prompt budgets), retrieval hit rate and latency per ranking (BM25 vs Jaccard), and the in-file suites
 (HumanEval single-line, SantaCoder) with and without the "lines after the cursor" block for prefix-only models.
 
-Run from the repository root (the packages come from PyPI, npm and Debian; see bench/crosscode_data.py):
-    python3 -m bench.crosscode                          # default model, 100 tasks per language (long)
-    python3 -m bench.crosscode --count 20 --in-file 40  # a shorter run
-    python3 -m bench.crosscode --retrieval-only         # no model: retrieval hit rate and latency per ranking
-    python3 -m bench.crosscode --smoke                  # tiny test model, 2 tasks per language
+Run from the repository root (the packages come from PyPI, npm and Debian; see bench/quality/crosscode_data.py):
+    python3 -m bench.quality.crosscode                          # default model, 100 tasks per language (long)
+    python3 -m bench.quality.crosscode --count 20 --in-file 40  # a shorter run
+    python3 -m bench.quality.crosscode --retrieval-only         # no model: retrieval hit rate, latency per ranking
+    python3 -m bench.quality.crosscode --smoke                  # tiny test model, 2 tasks per language
 Prints tables and writes JSON under bench/results/."""
 
 from __future__ import annotations
@@ -23,23 +23,16 @@ from pathlib import Path
 from typing import Any
 
 
+from ..common.paths import RESULTS_DIR
+from ..common.stats import percentile, table
 from .crosscode_data import LANGUAGES, CrossTask, ensure_packages, load_tasks
-from .quality_metrics import edit_similarity, exact_match
-
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+from .metrics import edit_similarity, exact_match
 
 
 @dataclass
 class Doc:
     text: str
     language_id: str
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -187,7 +180,7 @@ async def in_file(runner: Runner, tasks, next_lines: int) -> list[dict[str, Any]
 
 
 def in_file_tasks(count: int) -> list:
-    from .quality_data import HUMANEVAL_SINGLE, SANTACODER, fixed_sample, load_suite
+    from .suites_data import HUMANEVAL_SINGLE, SANTACODER, fixed_sample, load_suite
 
     humaneval = load_suite(HUMANEVAL_SINGLE)
     picked = [humaneval[i] for i in fixed_sample(len(humaneval), count, 1234)]
@@ -220,16 +213,6 @@ def paired(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [row for (task, _), row in unique.items() if task in complete]
 
 
-def table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    def fmt(v: Any) -> str:
-        return f"{v:.1f}" if isinstance(v, float) else str(v)
-
-    widths = [max(len(c), *(len(fmt(r[c])) for r in rows)) for c in columns] if rows else [len(c) for c in columns]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines += ["  ".join(fmt(r[c]).ljust(w) for c, w in zip(columns, widths)) for r in rows]
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------------------------------------------------------------
 
 
@@ -253,8 +236,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from lsp_server.workspace import ContextSettings
 
-    from .quality import engine_config, smoke_model_path
-    from .quality_pipeline import Pipeline
+    from .suites import engine_config, smoke_model_path
+    from .pipeline import Pipeline
 
     model = str(smoke_model_path()) if args.smoke and not args.model else args.model
     config = engine_config(model, args.binary)

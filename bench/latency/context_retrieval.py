@@ -5,8 +5,8 @@ the server scans a workspace folder, capped at --files files. Memory is what the
 the scan, with the file-read cache emptied); retrieval is `WorkspaceContext.select` at random cursor positions of
 indexed files opened as documents, timed as wall time and as CPU time (the machine may be loaded).
 
-    python3 -m bench.context_retrieval                 # 2,000 files, 500 requests
-    python3 -m bench.context_retrieval --files 500 --requests 100
+    python3 -m bench.latency.context_retrieval                 # 2,000 files, 500 requests
+    python3 -m bench.latency.context_retrieval --files 500 --requests 100
 Prints a table and writes JSON under bench/results/."""
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
-from .crosscode import percentile, table
-
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
+from ..common.paths import RESULTS_DIR
+from ..common.stats import percentile, table
 
 
 @dataclass

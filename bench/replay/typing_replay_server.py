@@ -7,7 +7,7 @@ reports the counters. When the engine runs its own llama-server, the counters al
 from its `/metrics` page (enabled with `--metrics` in `local.extra_args`), which count prefill work of calls that were
 cancelled after their prompt was processed too.
 
-    python3 -m bench.typing_replay_server      # what bench/typing_replay.py starts"""
+    python3 -m bench.replay.typing_replay_server      # what bench/replay/typing_replay.py starts"""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ answers. Target: p99 ≤ 5 ms.
 The latency is measured at the client as the round trip of the request over stdio (request sent → response parsed),
 which bounds the server-side time from above; every answer is checked to be the rest of the suggestion.
 
-Run: python3 bench/lsp_typing_through.py [--documents 20] [--chars 40]
+Run: python3 -m bench.latency.lsp_typing_through [--documents 20] [--chars 40]
 Prints a table and writes bench/results/lsp_typing_through.json."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import time
 
-from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
+from ..common.lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
 
 def _field(obj, name):

@@ -16,9 +16,9 @@ decision, the engine's stop words over the streamed chunks, post-processing), on
 (it sees the suffix) and once as a prefix-only model. The shown text is scored against the missing code: right, too
 long (the right text and more), too short (a beginning of it, or nothing), wrong.
 
-    python3 -m bench.cut_simulation --fetch          # download the default packages into bench/results/corpus
-    python3 -m bench.cut_simulation                  # all languages, 150+ tasks each; table + JSON
-    python3 -m bench.cut_simulation --smoke          # a few tasks from this repository's own files
+    python3 -m bench.quality.cut_simulation --fetch          # download the default packages into bench/results/corpus
+    python3 -m bench.quality.cut_simulation                  # all languages, 150+ tasks each; table + JSON
+    python3 -m bench.quality.cut_simulation --smoke          # a few tasks from this repository's own files
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ from engine.languages import default_table
 from engine.prompt import PromptTemplate
 from engine.types import CompletionOptions, GenerationStats, Prompt
 
-ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "bench" / "results"
-CORPUS = RESULTS / "corpus"
+from ..common.paths import REPO_ROOT, RESULTS_DIR
+
+CORPUS = RESULTS_DIR / "corpus"
 
 LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java")
 EXTENSIONS = {"python": (".py",), "javascript": (".js",), "typescript": (".ts",), "go": (".go",), "rust": (".rs",),
@@ -64,10 +64,10 @@ PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 #: Smoke mode: this repository's own files, so the test suite needs no download.
 SMOKE_FILES = {
-    "python": ("bench/replay_files/inventory.py", "bench/replay_files/language_server.py"),
-    "javascript": ("bench/replay_files/event_queue.js",),
-    "typescript": ("bench/replay_files/editor_extension.ts",),
-    "go": ("bench/replay_files/wordfreq.go",),
+    "python": ("bench/replay/replay_files/inventory.py", "bench/replay/replay_files/language_server.py"),
+    "javascript": ("bench/replay/replay_files/event_queue.js",),
+    "typescript": ("bench/replay/replay_files/editor_extension.ts",),
+    "go": ("bench/replay/replay_files/wordfreq.go",),
 }
 
 HOLE_KINDS = ("line", "statements", "block")
@@ -454,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
     pools: dict[str, list[str]] = {}
     for language in languages:
         if args.smoke:
-            files = [ROOT / p for p in SMOKE_FILES.get(language, ())]
+            files = [REPO_ROOT / p for p in SMOKE_FILES.get(language, ())]
         else:
             roots = [p for p in sorted(args.corpus.glob("*")) if p.is_dir()] if args.corpus.is_dir() else []
             files = corpus_files(language, roots)
@@ -466,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     with _ablation(args.ablation):
         rows = asyncio.run(simulate(tasks, pools, args.seed, args.model or MODELS))
     summary = summarise(rows)
-    output = args.output or RESULTS / f"cut_simulation-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    output = args.output or RESULTS_DIR / f"cut_simulation-{time.strftime('%Y%m%d-%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({
         "seed": args.seed, "smoke": args.smoke, "per_kind": args.per_kind, "ablation": args.ablation,

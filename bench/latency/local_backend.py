@@ -6,7 +6,7 @@ prompt, `--runs` streamed completions of `--n-predict` tokens each (prompt cache
 prefill): time to first token, and prompt / generation tokens per second as llama-server reports them in `timings`.
 Medians are reported. The server's peak resident memory comes from /proc/PID/status (VmHWM), polled while it runs.
 
-Run: python3 bench/local_backend.py [--models default,tiny] [--runs 3] [--n-predict 64].
+Run: python3 -m bench.latency.local_backend [--models default,tiny] [--runs 3] [--n-predict 64].
 Prints a table and writes bench/results/local_backend.json. Needs llama-server (see scripts/setup.sh)."""
 
 from __future__ import annotations
@@ -22,18 +22,17 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from engine.config import EngineConfig, LocalServerSettings, ModelConfig
+from engine.local.binary import binary_version, require_llama_server
+from engine.local.supervisor import LlamaServerSupervisor
+from engine.models import resolve_model
+from lsp_server.commands.doctor import measure_completion
 
-from engine.config import EngineConfig, LocalServerSettings, ModelConfig  # noqa: E402
-from engine.local.binary import binary_version, require_llama_server  # noqa: E402
-from engine.local.supervisor import LlamaServerSupervisor  # noqa: E402
-from engine.models import resolve_model  # noqa: E402
-from lsp_server.commands.doctor import measure_completion  # noqa: E402
+from ..common.paths import REPO_ROOT, RESULTS_DIR
 
-RESULTS = ROOT / "bench" / "results" / "local_backend.json"
+RESULTS = RESULTS_DIR / "local_backend.json"
 #: Code to complete: the start of a real source file of this repository, cut at a line end.
-SOURCE = ROOT / "engine" / "config.py"
+SOURCE = REPO_ROOT / "engine" / "config.py"
 PROMPTS = {"short": 400, "long": 3600}  # characters of prefix, about 120 and 1000 tokens
 SUFFIX = "\n\n# end of module\n"
 

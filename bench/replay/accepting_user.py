@@ -1,4 +1,4 @@
-"""The typing replay's accepting user (`python3 -m bench.typing_replay --user accepting`).
+"""The typing replay's accepting user (`python3 -m bench.replay.typing_replay --user accepting`).
 
 The passive user of the plain replay types every character and only looks at suggestions. This one takes them, as
 a user of VS Code or Neovim does: at each moment it would type, if the suggestion on screen is what it is about to
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .typing_replay import (
+from .editing import (
     LANGUAGE_IDS,
     Answer,
     _delta,
