@@ -5,37 +5,38 @@ costs code. So an edit is dropped when it is no edit (no change, only whitespace
 machinery showing (a leaked control token), when it undoes what the user just did, or when it is too big to be a
 "next edit" at all. Truncated and malformed answers never get here (the parser gives no window for them).
 
-The thresholds, and why:
-- LARGE_DELETION_LINES = 6: an edit removing 6 or more lines more than it adds is dropped. A real next edit almost
-  never deletes a block; a model that lost track of its window (fell short, ended early, Zed#52770's self-hosted
-  Zeta 2 "deleting large regions") does exactly that. 6 is the smallest count past Sweep's own rule (≥ 5 lines
-  added and deleted) and above the 1–3-line deletions of real follow-up edits (an argument line, a duplicated
-  statement).
+The thresholds, and why. "A hunk a person makes in one go" is at most 8 lines (the bound of Zed's word diff, and the
+benchmark's task hunks, bench/next_edit/tasks.py): an answer past that is not one next edit.
+- LARGE_DELETION_LINES = 9: an edit removing 9 or more lines more than it adds is dropped. A model that lost track of
+  its window (fell short, ended early; Zed#52770's self-hosted Zeta 2 "deleting large regions") deletes blocks; a
+  person's next edit deletes at most the 8 lines of one hunk.
 - LARGE_DELETION_CHARS = 400: the same for long lines: an edit that removes 400 characters or more and adds only
-  whitespace (nothing) is dropped whatever its line count.
+  whitespace (or nothing) is dropped whatever its line count.
 - HUGE_REWRITE_LINES = 20: an edit adding more than 20 lines more than it removes is dropped: Sweep's server cuts
   off more than 20 added lines, and a next-edit window is 21 lines; such an output is generation, not an edit.
 - HUGE_REWRITE_FACTOR = 3 (+ 1000 characters): a rewritten window over three times the size of the window is junk
   (a model repeating itself) whatever edit the diff would pick from it.
-- REWRITE_SHARE = 1/2 (at least REWRITE_MIN_LINES = 4 lines): an edit replacing more than half of the window's lines
-  is a rewrite of the window, not an edit in it (a chatty or confused model answering in prose, or another file);
-  Sweep's server drops ≥ 5 added and ≥ 5 deleted lines for the same reason."""
+- REWRITE_SHARE = 1/2, over REWRITE_MIN_LINES = 8 lines: a rewrite changing more than half of the window's lines, and
+  more than one hunk's worth, is a rewrite of the window, not an edit in it (Sweep's server drops ≥ 5 added and
+  ≥ 5 deleted lines for the same reason); and so is a rewrite keeping none of the lines of a window of 3 or more (a
+  model answering in prose, or with another file)."""
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from .diff import apply_edit
 from .types import NextEditRequest, TextEdit
 from .window import text_before_latest_edit
 
-LARGE_DELETION_LINES = 6
+LARGE_DELETION_LINES = 9
 LARGE_DELETION_CHARS = 400
 HUGE_REWRITE_LINES = 20
 HUGE_REWRITE_FACTOR = 3
 HUGE_REWRITE_SLACK = 1000
 REWRITE_SHARE = 0.5
-REWRITE_MIN_LINES = 4
+REWRITE_MIN_LINES = 8
 
 _SPACE = re.compile(r"\s+")
 
@@ -66,16 +67,25 @@ def is_large_deletion(text: str, edit: TextEdit) -> bool:
     return len(removed) >= LARGE_DELETION_CHARS and not edit.text.strip()
 
 
+def _changed_lines(window: str, rewritten: str) -> tuple[int, int]:
+    """(lines of the window, how many of them the rewrite does not keep)."""
+    old, new = window.splitlines(), rewritten.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    kept = sum(block.size for block in matcher.get_matching_blocks())
+    return len(old), len(old) - kept
+
+
 def is_huge_rewrite(window: str, rewritten: str, edit: TextEdit | None, text: str) -> bool:
     if len(rewritten) > HUGE_REWRITE_FACTOR * len(window) + HUGE_REWRITE_SLACK:
         return True
-    if edit is None:
-        return False
-    removed = text[edit.start:edit.end].count("\n")
-    if edit.text.count("\n") - removed > HUGE_REWRITE_LINES:
+    if edit is not None and edit.text.count("\n") - text[edit.start:edit.end].count("\n") > HUGE_REWRITE_LINES:
         return True
-    replaced = removed >= REWRITE_MIN_LINES and removed > REWRITE_SHARE * max(1, window.count("\n"))
-    return replaced and bool(edit.text.strip())
+    if not rewritten.strip():
+        return False  # nothing left: a deletion (or no change), judged as such
+    lines, changed = _changed_lines(window, rewritten)
+    if changed > REWRITE_MIN_LINES and changed > REWRITE_SHARE * lines:
+        return True
+    return lines >= 3 and changed == lines
 
 
 def discard_reason(request: NextEditRequest, window: str, rewritten: str, edit: TextEdit | None,

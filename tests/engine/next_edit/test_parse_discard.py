@@ -125,10 +125,10 @@ def test_a_revert_of_the_users_last_edit_is_dropped():
 def test_large_deletions_are_dropped():
     text = "".join(f"x{i} = {i}\n" for i in range(20))
     request = NextEditRequest(path="a.py", language="python", text=text, cursor=text.index("x8"))
-    five_gone = text.replace("".join(f"x{i} = {i}\n" for i in range(8, 13)), "")
-    six_gone = text.replace("".join(f"x{i} = {i}\n" for i in range(8, 14)), "")
-    assert run("sweep", five_gone, "<|file_sep|>", request=request).reason == "edit"
-    assert run("sweep", six_gone, "<|file_sep|>", request=request).reason == "large deletion"
+    eight_gone = text.replace("".join(f"x{i} = {i}\n" for i in range(8, 16)), "")
+    nine_gone = text.replace("".join(f"x{i} = {i}\n" for i in range(8, 17)), "")
+    assert run("sweep", eight_gone, "<|file_sep|>", request=request).reason == "edit"  # one hunk's worth
+    assert run("sweep", nine_gone, "<|file_sep|>", request=request).reason == "large deletion"
 
 
 def test_the_rules_one_by_one():
@@ -141,6 +141,10 @@ def test_the_rules_one_by_one():
     assert discard.leaked_sentinel("x</s>", "x</s>", ("</s>",)) is None
     assert discard.is_huge_rewrite("w", "w" * 1100, None, "w")
     assert not discard.is_huge_rewrite("w" * 400, "w" * 1000, None, "w" * 400)
-    window = "".join(f"x{i}\n" for i in range(10))
-    assert discard.is_huge_rewrite(window, "prose\n", TextEdit(0, window.index("x6"), "prose\n"), window)
-    assert not discard.is_huge_rewrite(window, "", TextEdit(0, window.index("x5"), "y\n"), window)  # half: kept
+    window = "".join(f"x{i}\n" for i in range(21))
+    nine = window.replace("".join(f"x{i}\n" for i in range(9)), "".join(f"y{i}\n" for i in range(9)))
+    eleven = window.replace("".join(f"x{i}\n" for i in range(11)), "".join(f"y{i}\n" for i in range(11)))
+    assert not discard.is_huge_rewrite(window, nine, None, window)  # 9 of 21 lines: under half
+    assert discard.is_huge_rewrite(window, eleven, None, window)  # 11 of 21: over half and over 8
+    assert discard.is_huge_rewrite("a\nb\nc\n", "prose\n", None, "")  # nothing of the window kept
+    assert not discard.is_huge_rewrite("a\nb\n", "prose\n", None, "")  # 2 lines: an ordinary edit
