@@ -10,7 +10,7 @@ benchmark's task hunks, bench/next_edit/tasks.py): an answer past that is not on
 - LARGE_DELETION_LINES = 9: an edit removing 9 or more lines more than it adds is dropped. A model that lost track of
   its window (fell short, ended early; Zed#52770's self-hosted Zeta 2 "deleting large regions") deletes blocks; a
   person's next edit deletes at most the 8 lines of one hunk.
-- LARGE_DELETION_CHARS = 400: the same for long lines: an edit that removes 400 characters or more and adds only
+- LARGE_DELETION_CHARS = 1000: the same for long lines: an edit that removes 1000 characters or more and adds only
   whitespace (or nothing) is dropped whatever its line count.
 - HUGE_REWRITE_LINES = 20: an edit adding more than 20 lines more than it removes is dropped: Sweep's server cuts
   off more than 20 added lines, and a next-edit window is 21 lines; such an output is generation, not an edit.
@@ -31,7 +31,7 @@ from .types import NextEditRequest, TextEdit
 from .window import text_before_latest_edit
 
 LARGE_DELETION_LINES = 9
-LARGE_DELETION_CHARS = 400
+LARGE_DELETION_CHARS = 1000
 HUGE_REWRITE_LINES = 20
 HUGE_REWRITE_FACTOR = 3
 HUGE_REWRITE_SLACK = 1000

@@ -132,7 +132,7 @@ def test_large_deletions_are_dropped():
 
 
 def test_the_rules_one_by_one():
-    text = "a = 1\n" + "long line " * 50 + "\n"
+    text = "a = 1\n" + "long line " * 100 + "\n"
     assert discard.is_large_deletion(text, TextEdit(6, len(text), ""))
     assert not discard.is_large_deletion(text, TextEdit(6, len(text), "b = 2\n"))
     assert discard.is_whitespace_only("a = 1\n", TextEdit(1, 2, "  "))
