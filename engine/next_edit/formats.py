@@ -161,6 +161,9 @@ def _request_fields(request: NextEditRequest, events: tuple[EditEvent, ...]) -> 
 
 
 def _with_cursor(window: Window, marker: str) -> str:
+    """The window with the cursor marked (unmarked when the cursor lies outside it)."""
+    if window.cursor is None:
+        return with_newline(window.text)
     return with_newline(window.text[:window.cursor] + marker + window.text[window.cursor:])
 
 
@@ -234,7 +237,7 @@ _RENDERERS = {"sweep": _render_sweep, "zeta2": _render_zeta2, "instruction": _re
 def render(request: NextEditRequest, options: NextEditOptions, name: str) -> RenderedPrompt:
     """The prompt of `request` in format `name`; PromptRefused when a field holds a reserved token."""
     fmt = get_format(name)
-    window = cursor_window(request.text, request.cursor, options.lines_above, options.lines_below)
+    window = cursor_window(request.text, request.cursor, options.lines_above, options.lines_below, request.focus)
     return _RENDERERS[name](fmt, request, window)
 
 

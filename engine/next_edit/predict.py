@@ -110,7 +110,7 @@ def interpret(request: NextEditRequest, rendered: RenderedPrompt, out: Output) -
     if parsed.window is None:
         return Prediction(None, parsed.reason, name, raw=out.text, prompt=rendered.shown)
     window = rendered.window
-    edit = minimal_edit(window.text, parsed.window, request.cursor, window.start)
+    edit = minimal_edit(window.text, parsed.window, request.center, window.start)
     reason = discard_reason(request, window.text, parsed.window, edit, sentinel_tokens())
     if reason is not None:
         return Prediction(None, reason, name, raw=out.text, prompt=rendered.shown)

@@ -42,6 +42,14 @@ class NextEditRequest:
     history: tuple[EditEvent, ...] = ()
     #: Other files' code (optional), most relevant last.
     excerpts: tuple[ContextSnippet, ...] = ()
+    #: Code-point offset in `text` whose line the window is centred on instead of the cursor's (e.g. the next place
+    #: where the user's last substitution still applies, to ask the model about an edit away from the cursor);
+    #: None: the cursor. The edit nearest to it is kept; the cursor is marked only when it lies in the window.
+    focus: int | None = None
+
+    @property
+    def center(self) -> int:
+        return self.cursor if self.focus is None else self.focus
 
 
 @dataclass(frozen=True)

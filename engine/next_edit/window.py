@@ -20,8 +20,8 @@ class Window:
     end: int
     #: The window's text: `text[start:end]`.
     text: str
-    #: The cursor's offset inside `text`.
-    cursor: int
+    #: The cursor's offset inside `text`, None when the cursor lies outside the window (a request with a focus).
+    cursor: int | None
     #: The first and last row (0-based, inclusive).
     first_row: int
     last_row: int
@@ -41,16 +41,20 @@ def _span(rows: list[str], first: int, last: int) -> str:
     return body + "\n" if last + 1 < len(rows) else body
 
 
-def cursor_window(text: str, cursor: int, above: int, below: int) -> Window:
-    """`above` rows before the cursor's row, the row itself and `below` rows after it, clipped to the file."""
+def cursor_window(text: str, cursor: int, above: int, below: int, focus: int | None = None) -> Window:
+    """`above` rows before the cursor's row (or the focus's), the row itself and `below` rows after it, clipped to
+    the file."""
     cursor = max(0, min(cursor, len(text)))
+    center = cursor if focus is None else max(0, min(focus, len(text)))
     rows = _rows(text)
-    row = text.count("\n", 0, cursor)
+    row = text.count("\n", 0, center)
     first = max(0, row - above)
     last = min(len(rows) - 1, row + below)
     start = _row_start(rows, first)
     body = _span(rows, first, last)
-    return Window(start=start, end=start + len(body), text=body, cursor=cursor - start, first_row=first,
+    end = start + len(body)
+    inside = start <= cursor < end or cursor == end == len(text)
+    return Window(start=start, end=end, text=body, cursor=cursor - start if inside else None, first_row=first,
                   last_row=last)
 
 

@@ -240,3 +240,12 @@ def test_options_are_checked():
         NextEditOptions(max_tokens=0)
     with pytest.raises(ValueError, match="lines_above"):
         NextEditOptions(lines_above=-1)
+
+
+def test_a_focus_away_from_the_cursor_leaves_the_cursor_unmarked():
+    text = _numbered(40)
+    request = NextEditRequest(path="a.py", language="python", text=text, cursor=text.index("line 2\n"),
+                              focus=text.index("line 30"))
+    prompt = render(request, NextEditOptions(lines_above=1, lines_below=1), "zeta2").text
+    assert "<<<<<<< CURRENT\nline 29\nline 30\nline 31\n=======\n" in prompt
+    assert "<|user_cursor|>" not in prompt

@@ -148,3 +148,13 @@ def test_the_rules_one_by_one():
     assert discard.is_huge_rewrite(window, eleven, None, window)  # 11 of 21: over half and over 8
     assert discard.is_huge_rewrite("a\nb\nc\n", "prose\n", None, "")  # nothing of the window kept
     assert not discard.is_huge_rewrite("a\nb\n", "prose\n", None, "")  # 2 lines: an ordinary edit
+
+
+def test_with_a_focus_the_edit_nearest_the_focus_is_kept():
+    text = "".join(f"v{i} = old\n" for i in range(12))
+    focus = text.index("v10")
+    request = NextEditRequest(path="a.py", language="python", text=text, cursor=0, focus=focus)
+    rendered = render(request, NextEditOptions(lines_above=10, lines_below=10), "sweep")
+    rewritten = rendered.window.text.replace("v1 = old", "v1 = new").replace("v10 = old", "v10 = new")
+    prediction = interpret(request, rendered, Output(rewritten, "<|file_sep|>", GenerationStats()))
+    assert applied(prediction, text) == text.replace("v10 = old", "v10 = new")

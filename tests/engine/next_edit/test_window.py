@@ -69,3 +69,12 @@ def test_cursor_out_of_range_is_clipped():
     req = NextEditRequest(path="a.py", language="python", text="a\nb", cursor=99)
     w = cursor_window(req.text, req.cursor, 1, 1)
     assert w.text == "a\nb" and w.cursor == 3
+
+
+def test_a_focus_centres_the_window_away_from_the_cursor():
+    req = NextEditRequest(path="a.py", language="python", text=TEXT, cursor=TEXT.index("l2\n"),
+                          focus=TEXT.index("l20"))
+    w = cursor_window(req.text, req.cursor, 1, 1, req.focus)
+    assert w.text == "l19\nl20\nl21\n" and w.cursor is None
+    inside = cursor_window(req.text, TEXT.index("l21"), 1, 1, req.focus)
+    assert inside.cursor == 8
