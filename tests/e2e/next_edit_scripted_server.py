@@ -72,10 +72,11 @@ def main() -> int:
                 edits = []
                 if found:
                     version = doc["version"] - 1 if mode == "stale" else doc["version"]
-                    edit = {"range": {"start": position_at(text, found.start()), "end": position_at(text, found.end())},
-                            "textDocument": {"uri": doc["uri"], "version": version},
-                            "command": {"title": "Accept next edit", "command": "infill.acceptInlineEdit",
-                                        "arguments": [f"scripted-{found.start()}"]}}
+                    edit: dict[str, Any] = {
+                        "range": {"start": position_at(text, found.start()), "end": position_at(text, found.end())},
+                        "textDocument": {"uri": doc["uri"], "version": version},
+                        "command": {"title": "Accept next edit", "command": "infill.acceptInlineEdit",
+                                    "arguments": [f"scripted-{found.start()}"]}}
                     edit["newText" if mode == "malformed" else "text"] = new
                     edits.append(edit)
                 write_message(out, {"id": msg_id, "result": {"edits": edits}})

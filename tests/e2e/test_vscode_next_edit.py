@@ -37,6 +37,17 @@ SOURCE = '''def scale(points, factor):
     return result
 '''
 HINT = "→ edit at line 5, Tab (Esc to dismiss)"
+#: A second file, so that the second scenario's rename is the newest edit of its document (the server coalesces
+#: nearby edits of one document into one history event).
+SHIFT_FILE = "shift.py"
+SHIFT = '''def shift(points, dx):
+    """Move every point right by dx."""
+    moved = []
+
+    for x, y in points:
+        moved.append((x + dx, y))
+    return moved
+'''
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +57,7 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
     user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
-                     {FILE: SOURCE}, viewport=(1000, 420)) as session:
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT}, viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
         yield session
 
@@ -82,8 +93,8 @@ def drawn(vscode: VSCode, line: int, struck: str, hint_line: int) -> list[dict[s
 HINT_PATTERN = re.compile(r"→ (edit at line \d+, Tab|Tab to apply the edit)")
 
 
-def saved(vscode: VSCode) -> str:
-    return vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
+def saved(vscode: VSCode, name: str = FILE) -> str:
+    return vscode.saved_text(name, (vscode.workspace / name).read_text())
 
 
 def log_text(vscode: VSCode) -> str:
@@ -136,20 +147,21 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
 
 def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     d = vscode.driver
-    before = (vscode.workspace / FILE).read_text()
-    # Rename `points` on line 1 (cursor after it): its next use on line 4 is proposed.
+    d("open", name=SHIFT_FILE, contains="def shift(points, dx):", timeout=WAIT)
+    # Rename `points` on line 1 (cursor after it): its next use on line 5 is proposed.
     d("press", key="Control+Home")
     d("press", key="Home")
-    for _ in range(len("def scale(points")):
+    for _ in range(len("def shift(points")):
         d("press", key="ArrowRight")
     d("press", key="Control+Shift+ArrowLeft")
     d("type", text="pts")
-    vscode.wait_for(lambda: drawn(vscode, 3, "points", 0), "the next edit on line 4")
+    lines = vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
+    assert HINT in lines[0]["text"] + " ".join(lines[0]["pseudo"]), lines[0]
     d("press", key="Escape")
     vscode.wait_for(lambda: not any(line["struck"] for line in editor_lines(vscode)), "the edit to be dismissed")
     assert not any(HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"])) for line in editor_lines(vscode))
     # With nothing shown Tab is VS Code's own: it indents at the cursor.
     d("press", key="Tab")
-    text = saved(vscode)
-    assert re.fullmatch(r"def scale\(pts +, k\):", text.splitlines()[0]), text
-    assert text.splitlines()[3] == before.splitlines()[3], "the dismissed edit was not applied"
+    text = saved(vscode, SHIFT_FILE)
+    assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"

@@ -1,7 +1,8 @@
 /**
  * The VS Code side of Infill: starts `infill serve --stdio` through vscode-languageclient, shows the server's
  * `textDocument/inlineCompletion` answers as ghost text (VS Code runs each item's acceptance `command`), pushes the
- * `infill.*` settings to the server, and shows the server's status in the status bar.
+ * `infill.*` settings to the server, and shows the server's status in the status bar. Next-edit suggestions
+ * (`textDocument/copilotInlineEdit`) are shown by nextEditController.ts.
  *
  * The inline completion provider is registered at activation, not when the server has started: VS Code asks a
  * provider once per edit and does not ask again when a provider appears later, so text typed while the server starts

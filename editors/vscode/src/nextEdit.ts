@@ -89,6 +89,10 @@ export function advance(from: Position, text: string): Position {
     return { line: from.line + lines.length - 1, character: lines[lines.length - 1].length };
 }
 
+function isWord(ch: string | undefined): boolean {
+    return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
+}
+
 /** `old` is the document text in the edit's range. */
 export function changeOf(edit: InlineEdit, old: string): Change {
     const text = edit.text;
@@ -100,6 +104,17 @@ export function changeOf(edit: InlineEdit, old: string): Change {
     let suffix = 0;
     while (suffix < most - prefix && old[old.length - 1 - suffix] === text[text.length - 1 - suffix]) {
         suffix++;
+    }
+    if (prefix + suffix < old.length) {
+        // Something is removed: mark whole words (`points` → `pts` strikes `points`, not `oin`). A pure insertion
+        // stays minimal, as ghost text needs it.
+        while (prefix > 0 && isWord(old[prefix - 1]) && (isWord(old[prefix]) || isWord(text[prefix]))) {
+            prefix--;
+        }
+        while (suffix > 0 && isWord(old[old.length - suffix])
+            && (isWord(old[old.length - suffix - 1]) || isWord(text[text.length - suffix - 1]))) {
+            suffix--;
+        }
     }
     return {
         start: advance(edit.range.start, old.slice(0, prefix)),

@@ -61,6 +61,15 @@ describe('changeOf', () => {
         assert.deepEqual(change, { start: { line: 4, character: 11 }, removed: 'width', inserted: 'size' });
     });
 
+    it('marks whole words when something is removed, and keeps a pure insertion minimal', () => {
+        assert.deepEqual(changeOf(edit(3, 16, 3, 22, 'pts'), 'points'),
+            { start: { line: 3, character: 16 }, removed: 'points', inserted: 'pts' });
+        assert.deepEqual(changeOf(edit(0, 0, 0, 10, 'total_sum'), 'total_size'),
+            { start: { line: 0, character: 0 }, removed: 'total_size', inserted: 'total_sum' });
+        assert.deepEqual(changeOf(edit(0, 0, 0, 3, 'return'), 'ret'),
+            { start: { line: 0, character: 3 }, removed: '', inserted: 'urn' });
+    });
+
     it('counts line breaks in the shared prefix', () => {
         const change = changeOf(edit(2, 0, 4, 0, 'a = 1\nb = 2\nc = 3\n'), 'a = 1\nb = 0\n');
         assert.deepEqual(change.start, { line: 3, character: 4 });

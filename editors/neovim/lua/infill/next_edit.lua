@@ -36,6 +36,12 @@ local function continuation(s, i)
   return b ~= nil and b >= 0x80 and b < 0xC0
 end
 
+--- Whether byte i of s belongs to a word (ASCII letters, digits, _ and any non-ASCII byte).
+local function word(s, i)
+  local b = s:byte(i)
+  return b ~= nil and (b >= 0x80 or s:sub(i, i):match('[%w_]') ~= nil)
+end
+
 --- What really changes when `old` becomes `new`: the shared start and end taken off (on character boundaries).
 ---@return integer prefix bytes shared at the start
 ---@return string removed
@@ -55,6 +61,15 @@ function M.change_of(old, new)
   end
   while suffix > 0 and (continuation(old, #old - suffix + 1) or continuation(new, #new - suffix + 1)) do
     suffix = suffix - 1
+  end
+  if prefix + suffix < #old then
+    -- Something is removed: mark whole words (`points` -> `pts` highlights `points`, not `oin`).
+    while prefix > 0 and word(old, prefix) and (word(old, prefix + 1) or word(new, prefix + 1)) do
+      prefix = prefix - 1
+    end
+    while suffix > 0 and word(old, #old - suffix + 1) and (word(old, #old - suffix) or word(new, #new - suffix)) do
+      suffix = suffix - 1
+    end
   end
   return prefix, old:sub(prefix + 1, #old - suffix), new:sub(prefix + 1, #new - suffix)
 end
@@ -413,13 +428,18 @@ end
 
 -- Attaching ------------------------------------------------------------------------------------------------------
 
+--- The highlights, `default` so a colorscheme or the user can set their own. The removal is DiffDelete's colours,
+--- struck through (a link could not add the strike-through).
 function M.define_highlights()
-  api.nvim_set_hl(0, 'InfillNextEditDelete', { default = true, link = 'DiffDelete' })
+  local delete = api.nvim_get_hl(0, { name = 'DiffDelete', link = false })
+  delete.strikethrough, delete.default = true, true
+  api.nvim_set_hl(0, 'InfillNextEditDelete', delete)
   api.nvim_set_hl(0, 'InfillNextEditInsert', { default = true, link = 'DiffAdd' })
   api.nvim_set_hl(0, 'InfillNextEditHint', { default = true, link = 'Comment' })
 end
 
 local group = api.nvim_create_augroup('infill.next_edit', { clear = true })
+api.nvim_create_autocmd('ColorScheme', { group = group, callback = function() M.define_highlights() end })
 
 --- Sets up the autocommands and keys of `bufnr` (once per buffer).
 ---@param bufnr integer
