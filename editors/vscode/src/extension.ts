@@ -412,7 +412,14 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
             output: this.output,
             completionOffered: (document) => this.completionOffered(document),
         });
-        this.disposables.push(this.nextEdit);
+        const nextEdit = this.nextEdit;
+        const register = (name: string, run: () => unknown) =>
+            this.disposables.push(vscode.commands.registerCommand(name, run));
+        this.disposables.push(nextEdit);
+        register('infill.nextEdit.trigger', () => nextEdit.triggerNow());
+        register('infill.nextEdit.tab', () => nextEdit.tab());
+        register('infill.nextEdit.apply', () => nextEdit.apply());
+        register('infill.nextEdit.dismiss', () => nextEdit.dismiss());
     }
 
     registerProvider(): void {

@@ -91,10 +91,6 @@ export class NextEditController implements vscode.Disposable {
             vscode.workspace.onDidChangeTextDocument((event) => this.onDidChangeDocument(event)),
             vscode.window.onDidChangeTextEditorSelection((event) => this.onDidChangeSelection(event)),
             vscode.window.onDidChangeActiveTextEditor((editor) => this.onDidChangeEditor(editor)),
-            vscode.commands.registerCommand('infill.nextEdit.tab', () => this.tab()),
-            vscode.commands.registerCommand('infill.nextEdit.apply', () => this.apply()),
-            vscode.commands.registerCommand('infill.nextEdit.dismiss', () => this.dismiss()),
-            vscode.commands.registerCommand('infill.nextEdit.trigger', () => this.triggerNow()),
             vscode.commands.registerCommand(GHOST_ACCEPTED, (command: unknown, uri: unknown) =>
                 this.ghostAccepted(command, uri)));
     }
