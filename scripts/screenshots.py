@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from engine.local.binary import find_llama_server  # noqa: E402 (after the sys.path entry above)
+from tests.e2e.test_neovim_next_edit import SOURCE as NEXT_EDIT_SOURCE  # noqa: E402
 from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string  # noqa: E402
 from tests.e2e.test_vscode_editor import (  # noqa: E402
     find_toolchain,
@@ -152,13 +153,6 @@ def neovim_shot(out: Path, work: Path, chromium: str) -> None:
 
 
 NEXT_EDIT_FILE = "scale.py"
-NEXT_EDIT_TEXT = '''def scale(points, factor):
-    """Multiply every point by the factor."""
-    result = []
-    for x, y in points:
-        result.append((x * factor, y * factor))
-    return result
-'''
 ATTACHED = ("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })[1] "
             "return c ~= nil and c.initialized end)()")
 NEXT_EDIT_MARKS = "#vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('infill.next_edit'), 0, -1, {})"
@@ -167,7 +161,7 @@ NEXT_EDIT_MARKS = "#vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespa
 def neovim_next_edit_shot(out: Path, work: Path, chromium: str) -> None:
     """The Neovim TUI after renaming `factor` to `k`: the same rename proposed on line 5, with the hint. Model-free
     (propagation), so the default model need not be ready."""
-    with neovim_tui(work / "nvim-next-edit", NEXT_EDIT_FILE, NEXT_EDIT_TEXT, {"next_edit": {"debounce_ms": 50}},
+    with neovim_tui(work / "nvim-next-edit", NEXT_EDIT_FILE, NEXT_EDIT_SOURCE, {"next_edit": {"debounce_ms": 50}},
                     (80, 9)) as driver:
         driver.wait_for(lambda: driver.lua(ATTACHED), WAIT, "the server")
         driver.send("gg0f,wciwk<Esc>")

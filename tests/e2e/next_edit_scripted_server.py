@@ -4,7 +4,8 @@ not do on demand (answer for an older version, send a malformed edit) and check 
 
 Rule: replace the first whole-word occurrence of OLD (argv[1]) by NEW (argv[2]) in the document. Modes (argv[3]):
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
-`malformed` (the edit has `newText` instead of `text`). Every message received is appended to LOG (argv[4]) as one
+`malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
+arrives, so that a change is made while it is in flight). Every message received is appended to LOG (argv[4]) as one
 JSON line. Full document sync and UTF-16 positions keep it small; it is a test double, not a server."""
 
 from __future__ import annotations
@@ -43,15 +44,37 @@ def position_at(text: str, offset: int) -> dict[str, int]:
     return {"line": line, "character": len(column.encode("utf-16-le")) // 2}
 
 
+def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], old: str, new: str,
+           mode: str) -> dict[str, Any]:
+    """The answer to a copilotInlineEdit request, from the document as the server has it now."""
+    doc = request["params"]["textDocument"]
+    _, text = documents.get(doc["uri"], (0, ""))
+    found = re.search(rf"\b{re.escape(old)}\b", text)
+    edits = []
+    if found:
+        version = doc["version"] - 1 if mode == "stale" else doc["version"]
+        edit: dict[str, Any] = {
+            "range": {"start": position_at(text, found.start()), "end": position_at(text, found.end())},
+            "textDocument": {"uri": doc["uri"], "version": version},
+            "command": {"title": "Accept next edit", "command": "infill.acceptInlineEdit",
+                        "arguments": [f"scripted-{found.start()}"]}}
+        edit["newText" if mode == "malformed" else "text"] = new
+        edits.append(edit)
+    return {"id": request["id"], "result": {"edits": edits}}
+
+
 def main() -> int:
     old, new, mode, log_path = sys.argv[1:5]
     documents: dict[str, tuple[int, str]] = {}
+    held: list[dict[str, Any]] = []
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     with open(log_path, "a") as log:
         while (message := read_message(inp)) is not None:
             log.write(json.dumps(message) + "\n")
             log.flush()
             method, params, msg_id = message.get("method"), message.get("params") or {}, message.get("id")
+            if held and method != "textDocument/copilotInlineEdit":
+                write_message(out, answer(held.pop(), documents, old, new, "ok"))
             if method == "initialize":
                 write_message(out, {"id": msg_id, "result": {"capabilities": {
                     "positionEncoding": "utf-16", "textDocumentSync": 1,
@@ -65,21 +88,10 @@ def main() -> int:
             elif method == "textDocument/didChange":
                 doc = params["textDocument"]
                 documents[doc["uri"]] = (doc["version"], params["contentChanges"][-1]["text"])
+            elif method == "textDocument/copilotInlineEdit" and mode == "hold":
+                held.append(message)
             elif method == "textDocument/copilotInlineEdit":
-                doc = params["textDocument"]
-                _, text = documents.get(doc["uri"], (0, ""))
-                found = re.search(rf"\b{re.escape(old)}\b", text)
-                edits = []
-                if found:
-                    version = doc["version"] - 1 if mode == "stale" else doc["version"]
-                    edit: dict[str, Any] = {
-                        "range": {"start": position_at(text, found.start()), "end": position_at(text, found.end())},
-                        "textDocument": {"uri": doc["uri"], "version": version},
-                        "command": {"title": "Accept next edit", "command": "infill.acceptInlineEdit",
-                                    "arguments": [f"scripted-{found.start()}"]}}
-                    edit["newText" if mode == "malformed" else "text"] = new
-                    edits.append(edit)
-                write_message(out, {"id": msg_id, "result": {"edits": edits}})
+                write_message(out, answer(message, documents, old, new, mode))
             elif method == "workspace/executeCommand" and msg_id is not None:
                 write_message(out, {"id": msg_id, "result": None})
             elif method == "shutdown":

@@ -15,14 +15,22 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from .test_neovim_plugin import INIT_LUA, PLUGIN, READY_TIMEOUT, Nvim, find_nvim, lua_string, quit_leaving_nothing
+from .test_neovim_plugin import (
+    INIT_LUA,
+    PLUGIN,
+    READY_TIMEOUT,
+    Nvim,
+    find_nvim,
+    lua_string,
+    quit_leaving_nothing,
+    run_lua_script,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
@@ -250,6 +258,24 @@ def test_outdated_and_malformed_answers_are_dropped(scripted: tuple[Nvim, Path],
     assert not [m for m in server_log(log) if m.get("method") == "textDocument/didShowInlineEdit"]
 
 
+@pytest.mark.parametrize("scripted", [("hold", "width", "size")], indirect=True)
+def test_a_change_cancels_the_request_in_flight(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
+    nvim, log = scripted
+    open_file(nvim, tmp_path / "held.py", "w = 1\n\n\n\narea = width * height\n")
+    nvim.send(":InfillNextEdit<CR>")
+    request = nvim.wait_for(lambda: [m for m in server_log(log) if m.get("method") == "textDocument/copilotInlineEdit"],
+                            WAIT, "the request to reach the server")[-1]
+    # The server holds its answer; the user edits meanwhile (the answer then comes, for the older version).
+    nvim.send("ggAx<Esc>")
+    nvim.wait_for(lambda: [m for m in server_log(log) if m.get("method") == "$/cancelRequest"
+                           and m["params"]["id"] == request["id"]], WAIT, "$/cancelRequest for the held request")
+    answered = nvim.wait_for(lambda: [r for r in sent(nvim, "textDocument/copilotInlineEdit")
+                                      if r["params"]["textDocument"]["version"] == request["params"]["textDocument"]
+                                      ["version"] and r["answered"]], WAIT, "the held answer to arrive")
+    assert answered[0]["result"]["edits"], "the held answer carries an edit (for an older version)"
+    assert not [m for m in marks(nvim) if m["hl"] == "InfillNextEditDelete"], "a cancelled request's answer is dropped"
+
+
 @pytest.mark.parametrize("scripted", [("ok", "old_total", "total = 0\nfor v in values:\n    total += v")],
                          indirect=True)
 def test_multiline_edit_is_drawn_as_virtual_lines_and_applied(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
@@ -312,11 +338,4 @@ print('next edit lua units ok')
 
 
 def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
-    script = tmp_path / "units.lua"
-    script.write_text(f"local PLUGIN = {lua_string(str(PLUGIN))}\n" + LUA_UNITS)
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path / "s"),
-           "XDG_DATA_HOME": str(tmp_path / "d")}
-    result = subprocess.run([nvim_binary, "--clean", "--headless", "-l", str(script)], capture_output=True,
-                            text=True, timeout=60, env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "next edit lua units ok" in result.stdout + result.stderr
+    assert "next edit lua units ok" in run_lua_script(nvim_binary, tmp_path, LUA_UNITS)

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from .test_neovim_next_edit import SOURCE
 from .test_vscode_editor import WAIT, VSCode, machine_settings, open_vscode, toolchain, user_settings, vsix
 
 __all__ = ["toolchain", "vsix"]  # fixtures, used by name
@@ -29,13 +30,6 @@ __all__ = ["toolchain", "vsix"]  # fixtures, used by name
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode.png"
 FILE = "scale.py"
-SOURCE = '''def scale(points, factor):
-    """Multiply every point by the factor."""
-    result = []
-    for x, y in points:
-        result.append((x * factor, y * factor))
-    return result
-'''
 HINT = "→ edit at line 5, Tab (Esc to dismiss)"
 #: A second file, so that the second scenario's rename is the newest edit of its document (the server coalesces
 #: nearby edits of one document into one history event).
