@@ -73,3 +73,18 @@ def test_downloaded_model_resolves_and_gets_the_sweep_form(hub: FakeHub, tiny_mo
     assert resolved.path == root / "ggml" / "model.gguf"
     assert choose_format(SWEEP, resolved.info.metadata if resolved.info else None, "local") == "sweep"
     assert choose_format(str(root), None, "local") == "sweep"  # the model set as a directory path
+
+
+def test_the_cli_lists_it_and_downloads_it_only_when_told(hub: FakeHub, tiny_model: Path, tmp_path: Path, capsys):
+    from lsp_server.cli import main
+
+    cache = tmp_path / "cache"
+    assert main(["models", "--cache-dir", str(cache)]) == 0
+    out = capsys.readouterr().out
+    [line] = [line.split() for line in out.splitlines() if line.split()[:1] == [SWEEP]]
+    assert line == [SWEEP, "completion", "(FIM),", "next", "edits"]
+    assert hub.requests == [] and not (cache / "sweepai").exists()  # listing downloads nothing
+    hub.add(SWEEP, FILE, tiny_model.read_bytes())  # not Sweep's file: the published sha256 refuses it
+    code = main(["models", "--cache-dir", str(cache), "download", SWEEP, "--mirror", hub.url])
+    err = capsys.readouterr().err
+    assert code == 1 and "sha256 mismatch" in err and FILE in err
