@@ -49,9 +49,22 @@ def leaked_sentinel(rewritten: str, current: str, tokens: tuple[str, ...]) -> st
     return None
 
 
+def _indents(lines: str) -> list[str]:
+    return [line[:len(line) - len(line.lstrip())] for line in lines.split("\n") if line.strip()]
+
+
 def is_whitespace_only(text: str, edit: TextEdit) -> bool:
-    """The edit changes nothing but whitespace (a formatter's business, not a next edit: vscode#258482)."""
-    return _SPACE.sub("", text[edit.start:edit.end]) == _SPACE.sub("", edit.text)
+    """The edit changes nothing but whitespace (a formatter's business, not a next edit: vscode#258482), and not
+    the indentation of a line of code either (in Python or YAML that moves the line into or out of a block)."""
+    if _SPACE.sub("", text[edit.start:edit.end]) != _SPACE.sub("", edit.text):
+        return False
+    line_start = text.rfind("\n", 0, edit.start) + 1
+    line_end = text.find("\n", edit.end)
+    line_end = len(text) if line_end < 0 else line_end
+    before = text[line_start:line_end]
+    after = text[line_start:edit.start] + edit.text + text[edit.end:line_end]
+    old, new = _indents(before), _indents(after)
+    return len(old) != len(new) or old == new
 
 
 def is_revert(request: NextEditRequest, edit: TextEdit) -> bool:

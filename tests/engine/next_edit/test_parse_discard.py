@@ -108,6 +108,15 @@ def test_a_token_the_file_itself_holds_is_not_a_leak():
     assert prediction.reason == "edit"
 
 
+def test_an_indentation_change_is_an_edit_not_whitespace():
+    text = "if ok:\n    run()\nstop()\n"
+    request = NextEditRequest(path="a.py", language="python", text=text, cursor=0)
+    indented = text.replace("\nstop()", "\n    stop()")
+    assert applied(run("sweep", indented, "<|file_sep|>", request=request), text) == indented
+    trailing = text.replace("run()", "run()   ")
+    assert run("sweep", trailing, "<|file_sep|>", request=request).reason == "whitespace only"
+
+
 def test_whitespace_only_is_dropped():
     assert run("sweep", TEXT.replace("area(2, 3)", "area(2,  3)"), "<|file_sep|>").reason == "whitespace only"
     assert run("sweep", TEXT.replace("\n\nprint", "\n\n\nprint"), "<|file_sep|>").reason == "whitespace only"
