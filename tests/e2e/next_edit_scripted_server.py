@@ -2,7 +2,7 @@
 with a fixed rule and records what the client sends, so that a test can make the server do what the real one does
 not do on demand (answer for an older version, send a malformed edit) and check that the client drops it.
 
-Rule: replace the first whole-word occurrence of OLD (argv[1]) by NEW (argv[2]) in the document. Modes (argv[3]):
+Rule: replace the first occurrence of OLD (argv[1]) not inside a longer word by NEW (argv[2]). Modes (argv[3]):
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
 `malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
 arrives, so that a change is made while it is in flight). Every message received is appended to LOG (argv[4]) as one
@@ -49,7 +49,7 @@ def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], old: 
     """The answer to a copilotInlineEdit request, from the document as the server has it now."""
     doc = request["params"]["textDocument"]
     _, text = documents.get(doc["uri"], (0, ""))
-    found = re.search(rf"\b{re.escape(old)}\b", text)
+    found = re.search(rf"(?<!\w){re.escape(old)}(?!\w)", text)
     edits = []
     if found:
         version = doc["version"] - 1 if mode == "stale" else doc["version"]

@@ -14,8 +14,10 @@ suggestions never take Tab; next-edit decorations do not depend on it. Tools as 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ import pytest
 
 from .test_neovim_next_edit import SOURCE
 from .test_vscode_editor import WAIT, VSCode, machine_settings, open_vscode, toolchain, user_settings, vsix
+
+SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
 
 __all__ = ["toolchain", "vsix"]  # fixtures, used by name
 
@@ -159,3 +163,36 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     text = saved(vscode, SHIFT_FILE)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
+
+
+def test_an_insertion_after_the_cursor_is_ghost_text_and_tab_accepts_it(
+        toolchain: dict[str, str], vsix: Path, tiny_model: Path, tmp_path: Path) -> None:
+    """The other display: an edit that only inserts text on the cursor's line, after the cursor, is ordinary ghost
+    text. A scripted server (tests/e2e/next_edit_scripted_server.py) proposes `add(a)` → `add(a, b)`; it offers no
+    inline completion, so the ghost text can only be the next edit."""
+    log = tmp_path / "server-log.jsonl"
+    machine = {"infill.server.command": sys.executable,
+               "infill.server.args": [str(SCRIPTED), "add(a)", "add(a, b)", "ok", str(log)]}
+    user = {**user_settings(tiny_model), "infill.nextEdit.debounceMs": 50}
+    with open_vscode(toolchain, vsix, tmp_path / "session", user, machine, {"calc.py": "x = add(a)\n"}) as vscode:
+        d = vscode.driver
+
+        def received(method: str) -> list[dict[str, Any]]:
+            lines = log.read_text().splitlines() if log.exists() else []
+            return [m for m in (json.loads(line) for line in lines) if m.get("method") == method]
+
+        d("open", name="calc.py", contains="x = add(a)", timeout=WAIT)
+        vscode.wait_for(lambda: received("textDocument/didOpen"), "the scripted server to have the file")
+        d("press", key="Control+Home")
+        d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+        assert d("ghost", timeout=WAIT) == ", b"
+        assert not any(line["struck"] for line in editor_lines(vscode)), "ghost text, not decorations"
+        d("press", key="Tab")
+        d("noGhost", timeout=WAIT)
+        assert vscode.saved_text("calc.py", "x = add(a)\n") == "x = add(a, b)\n"
+        vscode.wait_for(lambda: received("workspace/executeCommand"), "the accept command")
+        assert received("workspace/executeCommand")[0]["params"] == {"command": "infill.acceptInlineEdit",
+                                                                     "arguments": ["scripted-4"]}
+        assert received("textDocument/didShowInlineEdit"), "the ghost text was reported as shown"
+        # Chaining: asked again at once after the accept (nothing left to propose here).
+        vscode.wait_for(lambda: len(received("textDocument/copilotInlineEdit")) >= 2, "the chained request")
