@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from engine.next_edit.types import NextEditRequest, Prediction, TextEdit
+from engine.next_edit.types import EditEvent, NextEditRequest, Prediction, TextEdit
 
 from ..documents import UTF32, Document, DocumentStore, line_starts, normalize_uri
 from ..secrets import excluded_by, uri_to_path
@@ -31,7 +31,8 @@ from ..session import Sessions, Superseded
 from .gate import CompletionGate, Yielded
 from .history import EditHistory, changed_span
 from .model import NextEditModel
-from .propagate import propagate
+from .lexical import regions
+from .propagate import propagate, substitution
 from .protocol import METHOD, command_id, edit_result, no_edit, parse_params, shown_id
 
 if TYPE_CHECKING:
@@ -41,7 +42,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Propagation looks this many lines above and below the cursor (O(window), also in a 2 MB file).
+#: Propagation reads a document up to this size whole, so that strings and comments are lexed from its start (a
+#: triple-quoted docstring read from its middle turns code into string); a larger one in a window of WINDOW_LINES
+#: lines above and below the cursor (O(window), also in a 2 MB file).
+WHOLE_CHARS = 256 * 1024
 WINDOW_LINES = 1000
 #: A model edit larger than this is a rewrite the user did not ask for (the engine discards most before).
 MAX_EDIT_CHARS = 4000
@@ -198,11 +202,20 @@ class NextEdit:
             return None
         line = doc.position_at(cursor, UTF32)[0]
         first, last = max(0, line - WINDOW_LINES), line + WINDOW_LINES
+        if doc.char_count <= WHOLE_CHARS:
+            first, last = 0, doc.line_count
         start = doc.offset_at(first, 0, UTF32)
         end = doc.offset_at(last + 1, 0, UTF32) if last + 1 < doc.line_count else doc.char_count
-        edit = propagate(hunk.event(), doc.text_range(start, end), cursor - start, doc.language_id,
-                         names_only=hunk.uri != doc.uri)
-        return (start + edit.start, start + edit.end, edit.text) if edit is not None else None
+        text = doc.text_range(start, end)
+        for event in (hunk.event(), hunk.latest_part()):  # the whole hunk, else its newest part
+            if event is None:
+                continue
+            own = hunk.uri == doc.uri
+            edit = propagate(event, text, cursor - start, doc.language_id, names_only=not own,
+                             region=_region_of(doc, event) if own else None)
+            if edit is not None:
+                return start + edit.start, start + edit.end, edit.text
+        return None
 
     async def _predicted(self, doc: Document, cursor: int, settings: ServerSettings) -> tuple[int, int, str] | None:
         ne = settings.next_edit
@@ -276,6 +289,18 @@ class NextEdit:
     async def close(self) -> None:
         await self._sessions.cancel_all()
         await self.model.close()
+
+
+def _region_of(doc: Document, event: EditEvent) -> str | None:
+    """The kind of region (code, string, comment) the event's substitution lies in, by the document's text from a
+    little above it: the hunk alone cannot tell a line inside a block comment or a docstring."""
+    sub = substitution(event.old, event.new, doc.language_id)
+    if sub is None:
+        return None
+    first = 0 if doc.char_count <= WHOLE_CHARS else max(0, event.start_line - WINDOW_LINES)
+    begin = doc.offset_at(first, 0, UTF32)
+    at = doc.offset_at(event.start_line, 0, UTF32) + sub.offset
+    return regions(doc.text_range(begin, at + 1), doc.language_id).kind_at(at - begin)
 
 
 def _unfit(prediction: Prediction, text: str) -> str | None:

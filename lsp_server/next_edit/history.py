@@ -14,6 +14,7 @@ but marked `bulk`, so propagation never repeats it and later typing does not coa
 
 from __future__ import annotations
 
+import difflib
 import re
 import time
 from collections import deque
@@ -51,6 +52,8 @@ class Hunk:
     new: list[str]
     last_edit: float
     bulk: bool = False
+    #: The line of the newest change in the hunk (current text).
+    last_line: int = 0
 
     @property
     def end(self) -> int:
@@ -60,6 +63,19 @@ class Hunk:
     def event(self) -> EditEvent:
         return EditEvent(self.path, self.start, "".join(f"{line}\n" for line in self.old),
                          "".join(f"{line}\n" for line in self.new))
+
+    def latest_part(self) -> EditEvent | None:
+        """The changed lines of the hunk nearest its newest change, when the hunk has several (an edit typed
+        within a second of another one nearby joins its hunk, yet may be the substitution to repeat)."""
+        groups = [op for op in difflib.SequenceMatcher(None, self.old, self.new, autojunk=False).get_opcodes()
+                  if op[0] != "equal"]
+        if len(groups) < 2:
+            return None
+        line = self.last_line - self.start
+        _, i1, i2, j1, j2 = min(groups, key=lambda op: 0 if op[3] <= line < max(op[4], op[3] + 1)
+                                else min(abs(line - op[3]), abs(line - op[4])))
+        return EditEvent(self.path, self.start + j1, "".join(f"{x}\n" for x in self.old[i1:i2]),
+                         "".join(f"{x}\n" for x in self.new[j1:j2]))
 
     def size(self) -> int:
         return sum(map(len, self.old)) + sum(map(len, self.new)) + len(self.old) + len(self.new) + len(self.path)
@@ -152,12 +168,12 @@ class EditHistory:
             erel = a_line - lo
             new = current[:erel] + after + current[erel + b_line - a_line + 1:]
             last.start, last.old, last.new = _trim(lo, old, new)
-            last.last_edit = now
+            last.last_edit, last.last_line = now, a_line
             if last.old == last.new:  # undone within the hunk
                 self._events.pop()
             return
         first, old, new = _trim(a_line, before, after)
-        hunk = Hunk(uri, path, language, first, old, new, now, bulk)
+        hunk = Hunk(uri, path, language, first, old, new, now, bulk, a_line)
         previous = self.newest(uri)
         if previous is not None and not bulk and previous.start == hunk.start and previous.old == hunk.new \
                 and previous.new == hunk.old:

@@ -181,8 +181,9 @@ async def test_a_rename_in_one_file_is_proposed_in_another_open_file():
     documents.open(other, "from a import load\nload('x')\n", "python", 1)
     _change(documents, feature, URI, (0, 4), (0, 8), "read")
     result = await feature.inline_edit(_request(other, 1, 0, 0))
-    assert result["edits"][0]["text"] == "read" and result["edits"][0]["range"]["start"] == {"line": 0,
-                                                                                            "character": 14}
+    # both uses (on adjacent lines) in one edit
+    assert result["edits"][0]["text"] == "read\nread"
+    assert result["edits"][0]["range"] == {"start": {"line": 0, "character": 14}, "end": {"line": 1, "character": 4}}
 
 
 async def test_accept_and_show_count_once_per_known_id():

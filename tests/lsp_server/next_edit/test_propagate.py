@@ -59,12 +59,44 @@ def test_a_qualifier_put_before_a_name():
     ("a = 1\n", "a = 1\nb = 2\n"),  # new code
     ("process(data)\n", "process(data, \n"),  # still being typed
     ("f(x)\n", "f(x, g(\n"),  # an unclosed bracket
-    ("  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"),  # two different changes
     ("x = 1\n", "x  =  1\n"),  # whitespace only
     ("", "anything\n"),
 ])
 def test_what_is_not_a_substitution(old: str, new: str):
     assert substitution(old, new, "python") is None
+
+
+def test_different_changes_together_are_repeated_only_where_they_recur_together():
+    old, new = "  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"
+    assert _next(old, new, "foo(3)\nx(4)\n") is None
+    assert _next(old, new, "z = 0\nfoo(1)\n  x(2)\n") == ("foo(1)\n  x", "bar(1)\n  y")
+    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")  # the same text
+
+
+def test_text_added_at_the_end_of_a_line_is_repeated_at_line_ends():
+    old, new = "    yield chunk\n", "    yield chunk  # pragma: no cover\n"
+    text = "for chunk in chunks:\n    yield chunk\n"
+    assert _next(old, new, text) == ("chunk", "chunk  # pragma: no cover")
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and edit.start == text.rindex("chunk")
+
+
+def test_an_inserted_type_is_anchored_by_the_names_around_it():
+    old, new = "    hint: str | None = None,\n", "    hint: Sequence[str] | str | None = None,\n"
+    assert _next(old, new, "x: str\n    hint: str | None = self.hint\n") == ("hint: str", "hint: Sequence[str] | str")
+
+
+def test_a_name_in_a_type_position_is_renamed_in_type_positions():
+    old, new = "def copy(self) -> Headers:\n", "def copy(self) -> Self:\n"
+    text = "    x = Headers()\n    def __or__(self) -> Headers:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and edit.start == text.rindex("Headers")
+
+
+def test_occurrences_on_one_line_and_the_next_are_one_edit():
+    text = "a = argv[0] + argv[1]\nb = argv\n\nc = argv\n"
+    assert _next("n = len(argv)\n", "n = len(args)\n", text) == ("argv[0] + argv[1]\nb = argv",
+                                                                   "args[0] + args[1]\nb = args")
 
 
 def test_the_same_change_twice_in_a_hunk_is_one_substitution():
