@@ -25,6 +25,8 @@ from engine.next_edit.types import EditEvent, TextEdit
 
 from .lexical import CODE, regions
 
+#: A difflib opcode: (tag, i1, i2, j1, j2).
+Op = tuple[str, int, int, int, int]
 _TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
 _NAME = re.compile(r"[^\W\d]\w*\Z")
 _WORDY = re.compile(r"\w")
@@ -119,7 +121,7 @@ def _enclosure(a: list[str], i1: int, i2: int) -> tuple[int, int] | None:
     return None
 
 
-def _widening(a: list[str], b: list[str], op: tuple[str, int, int, int, int]) -> tuple[int, int, bool] | None:
+def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | None:
     """How many unchanged tokens left and right of the change make it a findable substitution, and whether it is
     anchored at the end of its line; None: it is not a substitution."""
     _, i1, i2, j1, j2 = op
@@ -166,7 +168,7 @@ def _lead(a: list[str], i: int) -> str:
     return ""
 
 
-def _spans(a: list[str], b: list[str], ops: list[tuple[str, int, int, int, int]], left: int, right: int
+def _spans(a: list[str], b: list[str], ops: list[Op], left: int, right: int
            ) -> set[tuple[str, str]] | None:
     out = set()
     for _, k1, k2, l1, l2 in ops:
@@ -186,12 +188,13 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     a, b = _tokens(old), _tokens(new)
     if len(a) > 4000 or len(b) > 4000:  # a rewrite of a whole region: not a substitution
         return None
-    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    ops: list[Op] = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                     if op[0] != "equal"]
     if not ops:
         return None
     found = _one_change(a, b, ops)
     if found is None and len(ops) > 1:
-        union = ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])
+        union: Op = ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
             found = _one_change(a, b, [union], lines=True)
@@ -207,8 +210,8 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start)
 
 
-def _one_change(a: list[str], b: list[str], ops: list[tuple[str, int, int, int, int]], lines: bool = False
-                ) -> tuple[str, str, tuple[str, int, int, int, int], int, bool] | None:
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
+                ) -> tuple[str, str, Op, int, bool] | None:
     widening = _widening(a, b, ops[0])
     if widening is None:
         return None
