@@ -8,6 +8,7 @@ server of bench.next_edit.scripted, which returns the true rewrite of the window
 from __future__ import annotations
 
 import asyncio
+import difflib
 import os
 import sys
 import time
@@ -42,6 +43,7 @@ class Outcome:
     exact: bool              # the proposed edit gives exactly the text after the true next edit
     exact_any: bool          # ... or after another pending hunk of the same sequence
     location: bool           # the proposed edit's lines overlap the true next hunk's lines
+    step: bool               # exact, or part of the true next edit (e.g. one of the hunk's two occurrences)
     latency_ms: float
     source: str = ""         # "propagated" / "model" / "" (from the server's counters)
     discarded: str = ""      # the discard reason the server counted for this request, if any
@@ -107,15 +109,32 @@ def overlaps(edit_lines: tuple[int, int], hunk: tuple[int, int]) -> bool:
     return a < e and b >= s
 
 
-def judge(task: Task, edit: dict[str, Any] | None) -> tuple[bool, bool, bool]:
-    """(exact, exact_any, location) of a proposed edit for a task."""
+def step_toward(task: Task, result: str) -> bool:
+    """Whether `result` (the text after a proposed edit) is part of the true next edit: it changed nothing outside
+    the true hunk's lines and brought those lines closer to their next state (one of two occurrences renamed)."""
+    if task.expected is None or task.expected_lines is None:
+        return False
+    s, e = task.expected_lines
+    cur, res, exp = task.current.split("\n"), result.split("\n"), task.expected.split("\n")
+    if len(res) != len(cur) or e <= s or res[:s] != cur[:s] or res[e:] != cur[e:]:
+        return False
+    grown = len(exp) - len(cur)
+    target = "\n".join(exp[s:e + grown])
+    before = difflib.SequenceMatcher(None, "\n".join(cur[s:e]), target, autojunk=False).ratio()
+    after = difflib.SequenceMatcher(None, "\n".join(res[s:e]), target, autojunk=False).ratio()
+    return after > before
+
+
+def judge(task: Task, edit: dict[str, Any] | None) -> tuple[bool, bool, bool, bool]:
+    """(exact, exact_any, location, step) of a proposed edit for a task."""
     if edit is None:
-        return False, False, False
+        return False, False, False, False
     result, lines = apply_edit(task.current, edit)
     exact = task.expected is not None and result == task.expected
     exact_any = result in task.pending
-    location = task.expected_lines is not None and overlaps(lines, task.expected_lines)
-    return exact, exact_any, location
+    # an exact edit is at the right place even where the diff put the hunk on other lines (repeated lines)
+    location = exact or (task.expected_lines is not None and overlaps(lines, task.expected_lines))
+    return exact, exact_any, location, exact or step_toward(task, result)
 
 
 def counters(stats: Any) -> dict[str, Any]:
@@ -238,9 +257,11 @@ async def run_task(session: Session, task: Task, index: int) -> Outcome:
                 range=types.Range(start=types.Position(*change.start), end=types.Position(*change.end)),
                 text=change.text)]))
     scripted = session.scripted
+    asked = 0
     if scripted is not None:
         scripted.expect(task.current, task.expected, offset_of(task.current, *task.cursor))
         scripted.last = ""
+        asked = scripted.requests
     before = counters(await client.protocol.send_request_async("infill/stats", {}))
     params = {"textDocument": {"uri": uri, "version": version},
               "position": {"line": task.cursor[0], "character": task.cursor[1]}, "context": {"triggerKind": 2}}
@@ -256,12 +277,12 @@ async def run_task(session: Session, task: Task, index: int) -> Outcome:
         text_document=types.TextDocumentIdentifier(uri=uri)))
     edits = (result or {}).get("edits") or [] if isinstance(result, dict) else []
     edit = edits[0] if edits else None
-    exact, exact_any, location = judge(task, edit)
+    exact, exact_any, location, step = judge(task, edit)
     source, discarded = counter_delta(before, after)
     return Outcome(task_id=task.task_id, language=task.language, has_next=task.expected is not None,
                    substitution_like=task.substitution_like, proposed=edit is not None, exact=exact,
-                   exact_any=exact_any, location=location, latency_ms=latency, source=source, discarded=discarded,
-                   scripted=(scripted.last or "none") if scripted is not None else "",
+                   exact_any=exact_any, location=location, step=step, latency_ms=latency, source=source, discarded=discarded,
+                   scripted=scripted.last if scripted is not None and scripted.requests > asked else "",
                    edit={"range": edit["range"], "text": edit["text"]} if edit else None, error=error)
 
 

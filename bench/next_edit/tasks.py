@@ -126,6 +126,31 @@ def group_hunks(lines: Sequence[str], hunks: Sequence[Hunk]) -> list[list[int]]:
     return sorted(groups.values(), key=lambda g: g[0])
 
 
+def change_span(old: str, new: str) -> tuple[str, str]:
+    """The one span an edit changed, old and new text: common tokens trimmed off both ends, then widened by a token
+    on each side (at most 3 times) until the old text holds a word, so that an insertion is anchored to what it was
+    inserted next to (`str` -> `Sequence[str] | str` rather than "" -> `Sequence[str] | `)."""
+    a, b = TOKEN.findall(old), TOKEN.findall(new)
+    p = 0
+    while p < min(len(a), len(b)) and a[p] == b[p]:
+        p += 1
+    q = 0
+    while q < min(len(a), len(b)) - p and a[-1 - q] == b[-1 - q]:
+        q += 1
+    for _ in range(3):
+        if re.search(r"\w", "".join(a[p:len(a) - q])):
+            break
+        p, q = max(0, p - 1), max(0, q - 1)
+    return "".join(a[p:len(a) - q]), "".join(b[p:len(b) - q])
+
+
+def repeats_change(last_old: str, last_new: str, next_old: str, next_new: str) -> bool:
+    """Substitution-like: the next hunk is the last edit's change made again where its old text stands (every
+    occurrence in the hunk replaced), which is what model-free propagation is meant to find."""
+    span_old, span_new = change_span(last_old, last_new)
+    return bool(span_old.strip()) and span_old in next_old and next_old.replace(span_old, span_new) == next_new
+
+
 def stable_fraction(*parts: Any) -> float:
     """A deterministic pseudo-random number in [0, 1) from the parts (reproducible sampling without a seed)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
@@ -280,9 +305,10 @@ def expand(record: dict[str, Any], split: str) -> list[Task]:
             start = shifted_start(nxt, background + seq[:k])
             expected_lines = (start, start + nxt.end - nxt.start)
             last = seq[k - 1]
-            last_pairs = substitutions(old_text(old, last), "".join(last.new))
-            next_pairs = substitutions(old_text(old, nxt), "".join(nxt.new))
-            substitution_like = bool(next_pairs) and next_pairs <= last_pairs
+            # substitutions only: a line added or removed whole is no substitution
+            whole_lines = any(h.start == h.end or not h.new for h in (last, nxt))
+            substitution_like = not whole_lines and repeats_change(old_text(old, last), "".join(last.new),
+                                                                   old_text(old, nxt), "".join(nxt.new))
         pending = tuple(apply_hunks(old, background + seq[:k] + [h]) for h in seq[k:])
         cursor = changes[-1].cursor if changes else (0, 0)
         tasks.append(Task(
