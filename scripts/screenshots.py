@@ -162,11 +162,11 @@ def neovim_next_edit_shot(out: Path, work: Path, chromium: str) -> None:
     """The Neovim TUI after renaming `factor` to `k`: the same rename proposed on line 5, with the hint. Model-free
     (propagation), so the default model need not be ready."""
     with neovim_tui(work / "nvim-next-edit", NEXT_EDIT_FILE, NEXT_EDIT_SOURCE, {"next_edit": {"debounce_ms": 50}},
-                    (80, 9)) as driver:
+                    (80, 11)) as driver:
         driver.wait_for(lambda: driver.lua(ATTACHED), WAIT, "the server")
         driver.send("gg0f,wciwk<Esc>")
         driver.wait_for(lambda: driver.lua(NEXT_EDIT_MARKS) >= 3, WAIT, "the next edit")
-        photograph(driver, chromium, out / "next-edit-neovim.png", "820,220")
+        photograph(driver, chromium, out / "next-edit-neovim.png", "820,260")
 
 
 class _Running:

@@ -111,11 +111,15 @@ def sent(nvim: Nvim, method: str) -> list[dict[str, Any]]:
 
 # --- with the real server ---------------------------------------------------------------------------------------
 
+#: The parameter's uses are on separate lines: each is one next edit (the server may join uses on one line).
 SOURCE = '''def scale(points, factor):
     """Multiply every point by the factor."""
     result = []
     for x, y in points:
-        result.append((x * factor, y * factor))
+        x = x * factor
+
+        y = y * factor
+        result.append((x, y))
     return result
 '''
 
@@ -169,21 +173,21 @@ def test_rename_is_proposed_below_and_tab_jumps_then_applies_then_chains(nvim_re
     accepted_before = len([c for c in sent(nvim, "workspace/executeCommand")
                            if c["params"]["command"] == "infill.acceptInlineEdit"])
     nvim.send("<Tab>")  # apply
-    nvim.wait_for(lambda: lines(nvim)[4] == "        result.append((x * k, y * factor))", 10, "the edit applied")
+    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", 10, "the edit applied")
     accepted = nvim.wait_for(lambda: [c for c in sent(nvim, "workspace/executeCommand")
                                       if c["params"]["command"] == "infill.acceptInlineEdit"][accepted_before:],
                              10, "the accept command")
     assert accepted[-1]["params"]["arguments"], accepted
 
-    # Chaining: the next occurrence, on the same line, is proposed without any further typing.
-    second = line5.index("factor", first + 1) - len("factor") + len("k")
-    found = nvim.wait_for(lambda: [m for m in marks(nvim) if m["hl"] == "InfillNextEditDelete" and m["col"] == second],
-                          WAIT, "the chained next edit")
-    assert found[0]["row"] == 4
+    # Chaining: the next use, two lines below, is proposed without any further typing.
+    found = nvim.wait_for(lambda: shown_edit(nvim, row=6), WAIT, "the chained next edit on line 7")
+    assert [(m["row"], m["col"], m["end_col"]) for m in found if m["hl"] == "InfillNextEditDelete"] == [(6, 16, 22)]
+    assert [m["virt_text"] for m in found if m["virt_text_pos"] == "eol"] == ["→ Tab to apply the edit, Esc to dismiss"]
     nvim.send("<Tab>")  # near the cursor: applies at once
-    nvim.wait_for(lambda: lines(nvim)[4] == "        result.append((x * k, y * k))", 10, "the second edit applied")
-    assert lines(nvim)[:4] == ["def scale(points, k):", '    """Multiply every point by the factor."""',
-                               "    result = []", "    for x, y in points:"]
+    nvim.wait_for(lambda: lines(nvim)[6] == "        y = y * k", 10, "the second edit applied")
+    assert lines(nvim) == ["def scale(points, k):", '    """Multiply every point by the factor."""',
+                           "    result = []", "    for x, y in points:", "        x = x * k", "",
+                           "        y = y * k", "        result.append((x, y))", "    return result"]
     # Every request named the buffer's version at the time; the answers echoed it.
     for request in sent(nvim, "textDocument/copilotInlineEdit"):
         for edit in (request.get("result") or {}).get("edits") or []:

@@ -115,7 +115,7 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
     hint = lines[0]["text"] + " ".join(lines[0]["pseudo"])
     assert HINT in hint, lines[0]
     line5 = lines[4]["text"] + " ".join(lines[4]["pseudo"])
-    assert "k" in line5.replace("result.append((x * factor, y * factor))", ""), lines[4]
+    assert "k" in line5.replace("x = x * factor", ""), lines[4]
     assert lines[4]["struck"] == ["factor"], lines[4]
     assert lines[1]["struck"] == [], "the docstring's 'factor' is prose: not proposed"
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
@@ -126,18 +126,18 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
     assert (vscode.workspace / FILE).read_text() == SOURCE, "showing the edit changes nothing"
 
     d("press", key="Tab")  # jump
-    vscode.wait_for(lambda: cursor(vscode) == (5, 28), "the cursor to jump to the edit (Ln 5, Col 28)")
+    vscode.wait_for(lambda: cursor(vscode) == (5, 17), "the cursor to jump to the edit (Ln 5, Col 17)")
     vscode.wait_for(lambda: drawn(vscode, 4, "factor", 4), "the hint on the cursor's new line")
     assert "def scale(points, k):" in line_texts(vscode)[0]
 
     d("press", key="Tab")  # apply
     vscode.wait_for(lambda: "Sending request 'workspace/executeCommand" in log_text(vscode), "the accept command")
-    # Chaining: the second `factor` of the line is proposed without any typing; it is near, Tab applies it.
-    vscode.wait_for(lambda: (lines := editor_lines(vscode)) and lines[4]["struck"] == ["factor"]
+    # Chaining: the next use, two lines below, is proposed without any typing; it is near, Tab applies it.
+    vscode.wait_for(lambda: (lines := editor_lines(vscode)) and lines[6]["struck"] == ["factor"]
                     and "x * k" in lines[4]["text"], "the chained next edit")
     d("press", key="Tab")
     text = saved(vscode)
-    assert text.splitlines()[4] == "        result.append((x * k, y * k))", text
+    assert text.splitlines()[4:7] == ["        x = x * k", "", "        y = y * k"], text
     assert text.splitlines()[0] == "def scale(points, k):"
     assert text.splitlines()[1] == '    """Multiply every point by the factor."""'
     assert len(re.findall(r"Sending request 'workspace/executeCommand", log_text(vscode))) >= 2
