@@ -150,7 +150,7 @@ async def test_a_rename_is_propagated_to_the_next_use_copilot_lsp_shape(client: 
 
 
 async def test_sidekick_shape_and_chaining_through_accept_in_both_forms(client: LanguageClient):
-    text = "total = 0\nprint(total)\nsave(total)\n"
+    text = "total = 0\nprint(total)\n\nsave(total)\n"  # uses two lines apart: two edits (adjacent ones are one)
     uri = open_doc(client, text)
     rename_in(client, uri, 2, 0, 0, 5, "amount")
     before = await next_edit_stats(client)
@@ -163,12 +163,12 @@ async def test_sidekick_shape_and_chaining_through_accept_in_both_forms(client: 
         command=ACCEPT, arguments=first["command"]["arguments"]))
     assert answer is None
     second = (await inline_edit(client, uri, 3, 1, 12, trigger=2))["edits"][0]
-    assert second["range"]["start"] == {"line": 2, "character": 5} and second["text"] == "amount"
-    rename_in(client, uri, 4, 2, 5, 10, "amount")
+    assert second["range"]["start"] == {"line": 3, "character": 5} and second["text"] == "amount"
+    rename_in(client, uri, 4, 3, 5, 10, "amount")
     # copilot.el sends the command as a notification
     notify_raw(client, types.WORKSPACE_EXECUTE_COMMAND, {"command": ACCEPT,
                                                          "arguments": second["command"]["arguments"]})
-    assert await inline_edit(client, uri, 4, 2, 11) == {"edits": []}  # no occurrence left
+    assert await inline_edit(client, uri, 4, 3, 11) == {"edits": []}  # no occurrence left
     after = await next_edit_stats(client)
     assert after["accepted"] == before["accepted"] + 2
     assert after["shown"] == before["shown"] + 1

@@ -19,7 +19,8 @@ from .test_lsp_context import RecordingProxy
 pytestmark = pytest.mark.llama_server
 
 METHOD = "textDocument/copilotInlineEdit"
-TEXT = "def area(w, h):\n    return w * h\n\ndef volume(w, h, d):\n    return w * h\n"
+#: The edit (" * d" after line 4's `w * h`) recurs nowhere, so propagation has nothing and the model is asked.
+TEXT = "def area(w, h):\n    return h * w\n\ndef volume(w, h, d):\n    return w * h\n"
 
 
 async def _session(client: LanguageClient, completion_url: str, **settings: Any) -> None:
