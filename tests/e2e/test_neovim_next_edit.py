@@ -209,6 +209,23 @@ def test_dismiss_key_hides_the_edit_and_tab_is_tab_again(nvim_real: Nvim, tmp_pa
     assert lines(nvim) == before
 
 
+def test_insert_mode_tab_jumps_and_applies_when_no_ghost_text_is_shown(nvim_real: Nvim, tmp_path: Path) -> None:
+    nvim = nvim_real
+    open_file(nvim, tmp_path / "insert.py", SOURCE)
+    nvim.exec_lua("vim.lsp.inline_completion.enable(false, { bufnr = 0 })")
+    nvim.send("gg0f,wciwk")  # still in insert mode: the edit is asked for while typing
+    nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit on line 5")
+    assert nvim.lua("vim.api.nvim_get_mode().mode") == "i"
+    nvim.send("<Tab>")  # the plugin's insert-mode accept key: no ghost text, so it jumps
+    nvim.wait_for(lambda: cursor(nvim) == [5, 16], 10, "the cursor to jump to the edit")
+    assert lines(nvim)[4] == SOURCE.splitlines()[4]
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", 10, "the edit applied")
+    assert nvim.lua("vim.api.nvim_get_mode().mode") == "i", "still in insert mode"
+    assert cursor(nvim) == [5, len("        x = x * k")], "the cursor after the new text"
+    nvim.send("<Esc>")
+
+
 def test_checkhealth_reports_next_edits(nvim_real: Nvim, tmp_path: Path) -> None:
     nvim = nvim_real
     open_file(nvim, tmp_path / "health.py", "x = 1\n")
