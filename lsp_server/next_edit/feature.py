@@ -28,6 +28,7 @@ from engine.next_edit.types import EditEvent, NextEditRequest, Prediction, TextE
 from ..documents import UTF32, Document, DocumentStore, line_starts, normalize_uri
 from ..secrets import excluded_by, uri_to_path
 from ..session import Sessions, Superseded
+from .focus import jump_focus
 from .gate import CompletionGate, Yielded
 from .history import EditHistory, changed_span
 from .model import NextEditModel
@@ -227,10 +228,12 @@ class NextEdit:
         lf = _CR.sub("\n", text) if "\r" in text else text
         starts = line_starts(lf) if lf is not text else None
         line, column = doc.position_at(cursor, UTF32)
+        at = starts[line] + column if starts is not None else cursor
+        newest = self.history.newest(doc.uri)
         request = NextEditRequest(
-            path=relative_path(doc.uri, self._folders()), language=doc.language_id, text=lf,
-            cursor=starts[line] + column if starts is not None else cursor,
-            history=self.history.events(ne.history_tokens, lambda h: excluded_by(h.uri, settings.exclude) is None))
+            path=relative_path(doc.uri, self._folders()), language=doc.language_id, text=lf, cursor=at,
+            history=self.history.events(ne.history_tokens, lambda h: excluded_by(h.uri, settings.exclude) is None),
+            focus=jump_focus(newest.event(), lf, at, ne.lines_below) if newest is not None else None)
         wait = min(settings.ready_timeout, MAX_READY_WAIT_S)
 
         async def call() -> Prediction:

@@ -70,7 +70,8 @@ def test_different_changes_together_are_repeated_only_where_they_recur_together(
     old, new = "  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"
     assert _next(old, new, "foo(3)\nx(4)\n") is None
     assert _next(old, new, "z = 0\nfoo(1)\n  x(2)\n") == ("foo(1)\n  x", "bar(1)\n  y")
-    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")  # the same text
+    # the same text as replacing the whole call
+    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")
 
 
 def test_text_added_at_the_end_of_a_line_is_repeated_at_line_ends():
@@ -124,3 +125,15 @@ def test_languages_with_other_comment_syntax():
     text = "// count here\nlet x = count;\n"
     edit = propagate(EditEvent("a.js", 0, "let count = 1;\n", "let total = 1;\n"), text, 0, "javascript")
     assert edit is not None and edit.start == text.index("count;")
+
+
+def test_the_model_window_moves_to_the_next_line_that_keeps_a_removed_name():
+    from lsp_server.next_edit.focus import jump_focus
+
+    event = EditEvent("a.py", 0, "def f(count):\n", "def f(total):\n")
+    far = "def f(total):\n" + "x = 1\n" * 30 + "print(count)\n"
+    assert jump_focus(event, far, 5, lines_below=10) == far.index("print(count)")
+    near = "def f(total):\n    y = count\n" + "x = 1\n" * 30 + "print(count)\n"
+    assert jump_focus(event, near, 5, lines_below=10) is None  # still inside the cursor's window: stay
+    assert jump_focus(event, "def f(total):\n" + "x = 1\n" * 30, 5, lines_below=10) is None
+    assert jump_focus(EditEvent("a.py", 0, "a = 1\n", "a = 1\nb = 2\n"), far, 5, lines_below=10) is None
