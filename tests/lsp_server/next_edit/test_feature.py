@@ -225,3 +225,18 @@ def test_relative_paths():
     assert relative_path("file:///w/src/a.py", ["/w"]) == "src/a.py"
     assert relative_path("file:///w/src/a.py", ["/w", "/w/src"]) == "a.py"
     assert relative_path("file:///elsewhere/b.py", ["/w"]) == "b.py"
+
+
+@pytest.mark.parametrize("encoding,column", [("utf-16", 10), ("utf-8", 12), ("utf-32", 9)])
+async def test_positions_are_in_the_negotiated_encoding(encoding: str, column: int):
+    documents = DocumentStore()
+    current = parse_settings({})
+    feature = NextEdit(documents, lambda: current, lambda: encoding, lambda: ["/w"], lambda: None, clock=Clock())
+    documents.open(URI, "size = 1\ns = '😀'; size\n", "python", 1)
+    doc = documents.get(URI)
+    feature.on_change(doc, (0, 0, 0, 4), "length", encoding)
+    doc.apply_change("length", (0, 0, 0, 4), encoding)
+    doc.version = 2
+    result = await feature.inline_edit(_request(URI, 2, 0, 6))
+    assert result["edits"][0]["range"] == {"start": {"line": 1, "character": column},
+                                           "end": {"line": 1, "character": column + 4}}
