@@ -28,6 +28,10 @@ def mode_table(default_forms: Sequence[str]) -> dict[str, Any]:
         # model-free propagation alone: no next-edit model configured (the server's default for a non-NES model)
         "propagation": Mode("propagation", {"next_edit": {"enabled": True, "propagation": True}}, scripted="sweep"),
     }
+    # propagation first, the model where it has nothing: the shipped ranking, with a perfect model and the default one
+    modes["combined-scripted"] = Mode("combined-scripted", {"next_edit": {
+        "enabled": True, "propagation": True, "format": "sweep",
+        "model": {"kind": MODEL_KINDS["sweep"], "api_endpoint": "scripted"}}}, scripted="sweep")
     for form in FORMS:
         modes[f"scripted-{form}"] = Mode(f"scripted-{form}", {"next_edit": {
             "enabled": True, "propagation": False, "format": form,
@@ -38,6 +42,9 @@ def mode_table(default_forms: Sequence[str]) -> dict[str, Any]:
         modes[f"default-{form}"] = Mode(f"default-{form}", {"next_edit": {
             "enabled": True, "propagation": False, "format": form, "request_timeout": 600.0,
             "model": {"kind": MODEL_KINDS[form], "api_endpoint": "default-model"}}})
+    for form in default_forms:
+        modes[f"combined-default-{form}"] = Mode(f"combined-default-{form}", {"next_edit": {
+            **modes[f"default-{form}"].settings["next_edit"], "propagation": True}})
     return modes
 
 
@@ -59,7 +66,7 @@ def load_tasks(split: str, languages: Sequence[str] | None, limit: int | None) -
 
 
 @contextlib.asynccontextmanager
-async def default_model_server() -> AsyncIterator[str]:
+async def default_model_server(threads: int | None = None) -> AsyncIterator[str]:
     """llama-server with the default model (Gemma 3 270M from its PyPI package, assembled as Infill does), for the
     default-model modes; yields its base URL."""
     from engine.config import LocalServerSettings
@@ -69,8 +76,8 @@ async def default_model_server() -> AsyncIterator[str]:
     from engine.models.registry import model_cache_dir
 
     path = default_model_path(model_cache_dir())
-    supervisor = LlamaServerSupervisor(require_llama_server(None), path,
-                                       LocalServerSettings(parallel=1, ctx_size=8192, start_timeout=300.0))
+    settings = LocalServerSettings(parallel=1, ctx_size=8192, start_timeout=300.0, threads=threads)
+    supervisor = LlamaServerSupervisor(require_llama_server(None), path, settings)
     await supervisor.start()
     try:
         yield supervisor.base_url
@@ -95,9 +102,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             mode: Mode = modes[name]
             run_tasks = tasks
             options = BASE_OPTIONS
-            if name.startswith("default-"):
+            if "default-" in name:
                 if "default-model" not in urls:
-                    urls["default-model"] = await stack.enter_async_context(default_model_server())
+                    urls["default-model"] = await stack.enter_async_context(
+                        default_model_server(args.model_threads or None))
                 options = {**BASE_OPTIONS, "completion": {"kind": "llama.cpp/completion",
                                                           "api_endpoint": "default-model"}}
                 if args.model_limit:
@@ -132,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--limit", type=int, help="at most this many tasks per language")
     r.add_argument("--model-limit", type=int, default=40,
                    help="tasks per language for the (slow) default-model modes")
+    r.add_argument("--model-threads", type=int, default=1,
+                   help="llama-server threads for the default model (default 1: on a shared 2-core machine more "
+                        "threads wait for each other at every token, ten times slower here; 0 = llama-server's own)")
     r.add_argument("--output", default="next_edit", help="results file name under bench/results/")
     args = parser.parse_args(argv)
     if args.command == "build":

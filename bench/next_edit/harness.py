@@ -281,7 +281,8 @@ async def run_task(session: Session, task: Task, index: int) -> Outcome:
     source, discarded = counter_delta(before, after)
     return Outcome(task_id=task.task_id, language=task.language, has_next=task.expected is not None,
                    substitution_like=task.substitution_like, proposed=edit is not None, exact=exact,
-                   exact_any=exact_any, location=location, step=step, latency_ms=latency, source=source, discarded=discarded,
+                   exact_any=exact_any, location=location, step=step, latency_ms=latency, source=source,
+                   discarded=discarded,
                    scripted=scripted.last if scripted is not None and scripted.requests > asked else "",
                    edit={"range": edit["range"], "text": edit["text"]} if edit else None, error=error)
 

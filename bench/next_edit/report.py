@@ -95,8 +95,8 @@ def losses(outcomes: Sequence[Outcome]) -> dict[str, int]:
 
 COLUMNS = (("tasks", "tasks"), ("exact", "exact%"), ("exact_any", "any%"), ("step", "step%"), ("location", "loc%"),
            ("false_positives", "FP%"), ("fp_none", "FPnone%"), ("subst_exact", "subst%"), ("subst_step", "sstep%"),
-           ("substitution_like", "n_sub"), ("in_window", "n_win"), ("exact_in_window", "winEx%"), ("right", "right"), ("wrong", "wrong"), ("p50_ms", "p50ms"),
-           ("p95_ms", "p95ms"))
+           ("substitution_like", "n_sub"), ("in_window", "n_win"), ("exact_in_window", "winEx%"),
+           ("right", "right"), ("wrong", "wrong"), ("p50_ms", "p50ms"), ("p95_ms", "p95ms"))
 
 
 def _cell(value: Any) -> str:

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from engine.next_edit.diff import changed_span
+
 #: Markers around the cursor that some forms put inside the window (removed before the window is looked up).
 CURSOR_MARKERS = ("<|user_cursor|>", "<|user_cursor_is_here|>", "<|cursor|>")
 
@@ -46,21 +48,9 @@ def _instruction_answer(rewritten: str, changed: bool) -> str:
 
 FORMS: dict[str, Form] = {
     "sweep": Form(re.compile(r"<\|file_sep\|>current/[^\n]*\n(.*?)<\|file_sep\|>updated/", re.S), _sweep_answer),
-    "zeta2": Form(re.compile(r"<<<<<<< CURRENT\n(.*?)=======\n", re.S), _zeta2_answer),
-    "instruction": Form(re.compile(r"<current>\n(.*?)</current>\n", re.S), _instruction_answer),
+    "zeta2": Form(re.compile(r"<<<<<<< CURRENT\n(.*?)^=======\n", re.S | re.M), _zeta2_answer),
+    "instruction": Form(re.compile(r"<current>\n(.*?)^</current>\n", re.S | re.M), _instruction_answer),
 }
-
-
-def changed_span(current: str, expected: str) -> tuple[int, int, str]:
-    """The single change from `current` to `expected`: [start, end) of current replaced by the returned text."""
-    prefix = 0
-    limit = min(len(current), len(expected))
-    while prefix < limit and current[prefix] == expected[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and current[-1 - suffix] == expected[-1 - suffix]:
-        suffix += 1
-    return prefix, len(current) - suffix, expected[prefix:len(expected) - suffix]
 
 
 def locate(window: str, current: str, cursor: int) -> int | None:
