@@ -2,7 +2,8 @@
 with a fixed rule and records what the client sends, so that a test can make the server do what the real one does
 not do on demand (answer for an older version, send a malformed edit) and check that the client drops it.
 
-Rule: replace the first occurrence of OLD (argv[1]) not inside a longer word by NEW (argv[2]). Modes (argv[3]):
+Rule: replace the first occurrence of OLD (argv[1]) not inside a longer word by NEW (argv[2]); or, when argv[1] is a
+JSON list of [old, new] pairs (argv[2] then unused), by the first pair whose old text is found. Modes (argv[3]):
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
 `malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
 arrives, so that a change is made while it is in flight). Every message received is appended to LOG (argv[4]) as one
@@ -44,12 +45,15 @@ def position_at(text: str, offset: int) -> dict[str, int]:
     return {"line": line, "character": len(column.encode("utf-16-le")) // 2}
 
 
-def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], old: str, new: str,
+def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], rules: list[tuple[str, str]],
            mode: str) -> dict[str, Any]:
     """The answer to a copilotInlineEdit request, from the document as the server has it now."""
     doc = request["params"]["textDocument"]
     _, text = documents.get(doc["uri"], (0, ""))
-    found = re.search(rf"(?<!\w){re.escape(old)}(?!\w)", text)
+    found, new = None, ""
+    for old, new in rules:
+        if found := re.search(rf"(?<!\w){re.escape(old)}(?!\w)", text):
+            break
     edits = []
     if found:
         version = doc["version"] - 1 if mode == "stale" else doc["version"]
@@ -65,6 +69,7 @@ def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], old: 
 
 def main() -> int:
     old, new, mode, log_path = sys.argv[1:5]
+    rules = [tuple(pair) for pair in json.loads(old)] if old.startswith("[") else [(old, new)]
     documents: dict[str, tuple[int, str]] = {}
     held: list[dict[str, Any]] = []
     inp, out = sys.stdin.buffer, sys.stdout.buffer
@@ -74,7 +79,7 @@ def main() -> int:
             log.flush()
             method, params, msg_id = message.get("method"), message.get("params") or {}, message.get("id")
             if held and method != "textDocument/copilotInlineEdit":
-                write_message(out, answer(held.pop(), documents, old, new, "ok"))
+                write_message(out, answer(held.pop(), documents, rules, "ok"))
             if method == "initialize":
                 write_message(out, {"id": msg_id, "result": {"capabilities": {
                     "positionEncoding": "utf-16", "textDocumentSync": 1,
@@ -91,7 +96,7 @@ def main() -> int:
             elif method == "textDocument/copilotInlineEdit" and mode == "hold":
                 held.append(message)
             elif method == "textDocument/copilotInlineEdit":
-                write_message(out, answer(message, documents, old, new, mode))
+                write_message(out, answer(message, documents, rules, mode))
             elif method == "workspace/executeCommand" and msg_id is not None:
                 write_message(out, {"id": msg_id, "result": None})
             elif method == "shutdown":

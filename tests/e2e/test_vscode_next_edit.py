@@ -6,7 +6,7 @@ output is involved: the completion model is the tiny test model, which is no nex
 nothing for next edits). The extension draws it with decorations — the old name struck through, the new one after it,
 a hint on the cursor line naming the line —, Tab moves the cursor there, Tab again applies it and reports it, and the
 next occurrence is proposed at once (chaining); Escape dismisses. A screenshot of the decorations goes to
-docs/images/next-edit-vscode.png.
+docs/images/next-edit-vscode.png, one of a multi-line edit (a box) to docs/images/next-edit-vscode-lines.png.
 
 Ordinary ghost text is turned off in this session (`editor.inlineSuggest.enabled: false`) so that the tiny model's
 suggestions never take Tab; next-edit decorations do not depend on it. Tools as for tests/e2e/test_vscode_editor.py
@@ -33,6 +33,7 @@ __all__ = ["toolchain", "vsix"]  # fixtures, used by name
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode.png"
+BOX_SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode-lines.png"
 FILE = "scale.py"
 HINT = "→ edit at line 5, Tab (Esc to dismiss)"
 #: A second file, so that the second scenario's rename is the newest edit of its document (the server coalesces
@@ -165,16 +166,22 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
 
 
-def test_an_insertion_after_the_cursor_is_ghost_text_and_tab_accepts_it(
+CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
+LOOP = "total = 0\nfor v in values:\n    total += v"
+
+
+def test_ghost_text_for_an_insertion_after_the_cursor_then_a_box_for_several_lines(
         toolchain: dict[str, str], vsix: Path, tiny_model: Path, tmp_path: Path) -> None:
-    """The other display: an edit that only inserts text on the cursor's line, after the cursor, is ordinary ghost
-    text. A scripted server (tests/e2e/next_edit_scripted_server.py) proposes `add(a)` → `add(a, b)`; it offers no
-    inline completion, so the ghost text can only be the next edit."""
+    """The other displays. An edit that only inserts text on the cursor's line, after the cursor, is ordinary ghost
+    text; an edit of several lines is drawn as a box. A scripted server (tests/e2e/next_edit_scripted_server.py)
+    proposes `add(a)` → `add(a, b)`, then `old_total` → three lines; it offers no inline completion, so the ghost text
+    can only be the next edit."""
     log = tmp_path / "server-log.jsonl"
+    rules = json.dumps([["add(a)", "add(a, b)"], ["old_total", LOOP]])
     machine = {"infill.server.command": sys.executable,
-               "infill.server.args": [str(SCRIPTED), "add(a)", "add(a, b)", "ok", str(log)]}
+               "infill.server.args": [str(SCRIPTED), rules, "-", "ok", str(log)]}
     user = {**user_settings(tiny_model), "infill.nextEdit.debounceMs": 50}
-    with open_vscode(toolchain, vsix, tmp_path / "session", user, machine, {"calc.py": "x = add(a)\n"}) as vscode:
+    with open_vscode(toolchain, vsix, tmp_path / "session", user, machine, {"calc.py": CALC}) as vscode:
         d = vscode.driver
 
         def received(method: str) -> list[dict[str, Any]]:
@@ -189,10 +196,26 @@ def test_an_insertion_after_the_cursor_is_ghost_text_and_tab_accepts_it(
         assert not any(line["struck"] for line in editor_lines(vscode)), "ghost text, not decorations"
         d("press", key="Tab")
         d("noGhost", timeout=WAIT)
-        assert vscode.saved_text("calc.py", "x = add(a)\n") == "x = add(a, b)\n"
+        applied = CALC.replace("add(a)", "add(a, b)")
+        assert vscode.saved_text("calc.py", CALC) == applied
         vscode.wait_for(lambda: received("workspace/executeCommand"), "the accept command")
         assert received("workspace/executeCommand")[0]["params"] == {"command": "infill.acceptInlineEdit",
                                                                      "arguments": ["scripted-4"]}
         assert received("textDocument/didShowInlineEdit"), "the ghost text was reported as shown"
-        # Chaining: asked again at once after the accept (nothing left to propose here).
-        vscode.wait_for(lambda: len(received("textDocument/copilotInlineEdit")) >= 2, "the chained request")
+        # Chaining: asked again at once after the accept; the answer, four lines below, has three lines: a box (an
+        # SVG image after the struck-through text) and the hint on the cursor's line.
+        def box_drawn() -> list[dict[str, Any]] | None:
+            lines = editor_lines(vscode)
+            box = len(lines) > 4 and any("image/svg+xml" in p for p in lines[4]["pseudo"])
+            return lines if box and lines[4]["struck"] == ["old_total"] else None
+
+        lines = vscode.wait_for(box_drawn, "the multi-line edit drawn as a box")
+        assert HINT_PATTERN.search(lines[0]["text"] + " ".join(lines[0]["pseudo"])), lines[0]
+        d("screenshot", file=str(tmp_path / "box.png"))
+        shutil.copyfile(tmp_path / "box.png", BOX_SCREENSHOT)
+        d("press", key="Tab")  # jump
+        vscode.wait_for(lambda: cursor(vscode) == (5, 1), "the cursor at the edit")
+        d("press", key="Tab")  # apply
+        assert vscode.saved_text("calc.py", applied) == applied.replace("old_total", LOOP)
+        commands = [m["params"]["arguments"] for m in received("workspace/executeCommand")]
+        assert commands[-1] == [f"scripted-{applied.index('old_total')}"], commands

@@ -210,10 +210,10 @@ function xml(text: string): string {
 
 /**
  * A box showing several lines of new text, as an SVG data URI for an `after` decoration (decoration text cannot hold
- * line breaks). Monospace, sized from the editor's font size and line height.
+ * line breaks), with its size in pixels. Monospace, sized from the editor's font size and line height.
  */
 export function svgBox(lines: readonly string[], fontSize: number, lineHeight: number, colors: {
-    text: string; background: string; border: string }): string {
+    text: string; background: string; border: string }): { uri: string; width: number; height: number } {
     const charWidth = fontSize * 0.6;
     const width = Math.ceil(Math.max(1, ...lines.map((l) => l.replace(/\t/g, '    ').length)) * charWidth + 12);
     const height = Math.ceil(lines.length * lineHeight + 6);
@@ -224,5 +224,5 @@ export function svgBox(lines: readonly string[], fontSize: number, lineHeight: n
         + `<rect x="0.5" y="0.5" width="${width - 1}" height="${height - 1}" rx="3" fill="${colors.background}" `
         + `stroke="${colors.border}"/><g font-family="monospace" font-size="${fontSize}" fill="${colors.text}">`
         + `${rows}</g></svg>`;
-    return `data:image/svg+xml;base64,${Buffer.from(svg, 'utf8').toString('base64')}`;
+    return { uri: `data:image/svg+xml;base64,${Buffer.from(svg, 'utf8').toString('base64')}`, width, height };
 }

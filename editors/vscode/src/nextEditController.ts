@@ -268,7 +268,7 @@ export class NextEditController implements vscode.Disposable {
                     border: '1px solid',
                     borderColor: new vscode.ThemeColor('editorGutter.addedBackground'),
                 }
-                : { contentIconPath: vscode.Uri.parse(this.box(lines)), margin: '0 0 0 1ch' };
+                : this.box(lines);
             inserted.push({ range: new vscode.Range(removedEnd, removedEnd), renderOptions: { after } });
         }
         editor.setDecorations(this.insertedType, inserted);
@@ -281,15 +281,25 @@ export class NextEditController implements vscode.Disposable {
         }
     }
 
-    private box(lines: string[]): string {
+    /** A multi-line insertion: an SVG box after the line's text, laid over the lines below it (absolutely
+     * positioned at its place, so the line keeps its height; the CSS goes in through `textDecoration`, the usual
+     * way for decoration styles the API does not name). */
+    private box(lines: string[]): vscode.ThemableDecorationAttachmentRenderOptions {
         const editorConfig = vscode.workspace.getConfiguration('editor');
         const fontSize = editorConfig.get<number>('fontSize', 14);
         const lineHeight = editorConfig.get<number>('lineHeight', 0) || Math.round(fontSize * 1.35);
         const dark = vscode.window.activeColorTheme.kind !== vscode.ColorThemeKind.Light
             && vscode.window.activeColorTheme.kind !== vscode.ColorThemeKind.HighContrastLight;
-        return svgBox(lines, fontSize, lineHeight, dark
+        const box = svgBox(lines, fontSize, lineHeight, dark
             ? { text: '#d4d4d4', background: '#1f3a27', border: '#3fa950' }
             : { text: '#1f2328', background: '#e6ffec', border: '#2da44e' });
+        return {
+            contentIconPath: vscode.Uri.parse(box.uri),
+            width: `${box.width}px`,
+            height: `${box.height}px`,
+            margin: '0 0 0 1ch',
+            textDecoration: 'none; position: absolute; z-index: 10; pointer-events: none',
+        };
     }
 
     private onDidChangeSelection(event: vscode.TextEditorSelectionChangeEvent): void {

@@ -178,8 +178,10 @@ describe('settings and capabilities', () => {
 
 describe('svgBox', () => {
     it('draws every line, escaped, into an SVG data URI', () => {
-        const uri = svgBox(['if a < b:', '    return a & b'], 14, 19, { text: '#000', background: '#efe', border: '#0a0' });
+        const { uri, width, height } = svgBox(['if a < b:', '    return a & b'], 14, 19,
+            { text: '#000', background: '#efe', border: '#0a0' });
         assert.ok(uri.startsWith('data:image/svg+xml;base64,'));
+        assert.ok(height >= 2 * 19 && width >= 16 * 14 * 0.6, `${width}x${height}`);
         const svg = Buffer.from(uri.slice('data:image/svg+xml;base64,'.length), 'base64').toString('utf8');
         assert.match(svg, /if a &lt; b:/);
         assert.match(svg, /return a &amp; b/);
