@@ -9,7 +9,8 @@
   showed, so that a right rewrite exists: the pipeline's own losses (target 98 %);
 - location: of the tasks with a next edit, the share where the proposed edit overlaps the true hunk's lines;
 - false positives: of ALL tasks, the share with an edit proposed where the true next edit is elsewhere (no overlap)
-  or where there is none; `fp_none` is the same over the "no next edit" tasks only;
+  or where there is none; `fp_wrong` leaves out proposals that are a LATER hunk of the same sequence (right, out of
+  the user's order); `fp_none` is the share of the "no next edit" tasks that got an edit;
 - helps / distracts (a real model): right suggestions (exact) against wrong ones (proposed, not exact) per task;
 - latency p50 / p95 of the copilotInlineEdit requests (client side, ms)."""
 
@@ -37,6 +38,8 @@ def measures(outcomes: Iterable[Outcome]) -> dict[str, Any]:
     none = [o for o in items if not o.has_next]
     subst = [o for o in with_next if o.substitution_like]
     fp = [o for o in items if o.proposed and not o.location]
+    # of those, the ones that are not even a later hunk of the same sequence (right, but out of the user's order)
+    fp_wrong = [o for o in fp if not o.exact_any]
     latencies = [o.latency_ms for o in items if not o.error]
     right = sum(o.exact for o in with_next)
     # scripted modes: the tasks whose true next edit lies inside the window the prompt showed (a right rewrite
@@ -52,6 +55,7 @@ def measures(outcomes: Iterable[Outcome]) -> dict[str, Any]:
         "location": share(sum(o.location for o in with_next), len(with_next)),
         "proposed": share(sum(o.proposed for o in items), len(items)),
         "false_positives": share(len(fp), len(items)),
+        "fp_wrong": share(len(fp_wrong), len(items)),
         "fp_none": share(sum(o.proposed for o in none), len(none)),
         "substitution_like": len(subst),
         "subst_exact": share(sum(o.exact for o in subst), len(subst)),
@@ -94,7 +98,8 @@ def losses(outcomes: Sequence[Outcome]) -> dict[str, int]:
 
 
 COLUMNS = (("tasks", "tasks"), ("exact", "exact%"), ("exact_any", "any%"), ("step", "step%"), ("location", "loc%"),
-           ("false_positives", "FP%"), ("fp_none", "FPnone%"), ("subst_exact", "subst%"), ("subst_step", "sstep%"),
+           ("false_positives", "FP%"), ("fp_wrong", "FPwrong%"), ("fp_none", "FPnone%"), ("subst_exact", "subst%"),
+           ("subst_step", "sstep%"),
            ("substitution_like", "n_sub"), ("in_window", "n_win"), ("exact_in_window", "winEx%"),
            ("right", "right"), ("wrong", "wrong"), ("p50_ms", "p50ms"), ("p95_ms", "p95ms"))
 
