@@ -210,7 +210,11 @@ export class NextEditController implements vscode.Disposable {
         }
         const cursor = editor.selection.active;
         const display = classify(edit, old, cursor, document.lineAt(cursor.line).text);
-        if (display.kind === 'ghost' && editor.selection.isEmpty && !this.host.completionOffered(document)) {
+        // Ghost text needs VS Code's inline suggestions on, and no ordinary completion offered at this version.
+        const inlineSuggest = vscode.workspace.getConfiguration('editor', document)
+            .get<boolean>('inlineSuggest.enabled', true);
+        if (display.kind === 'ghost' && inlineSuggest && editor.selection.isEmpty
+            && !this.host.completionOffered(document)) {
             const item = new vscode.InlineCompletionItem(display.insertText, new vscode.Range(
                 cursor, new vscode.Position(display.range.end.line, display.range.end.character)));
             if (edit.command) {
