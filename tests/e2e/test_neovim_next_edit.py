@@ -237,6 +237,22 @@ def test_checkhealth_reports_next_edits(nvim_real: Nvim, tmp_path: Path) -> None
     assert "textDocument/copilotInlineEdit" in section, section
 
 
+def test_turned_off_at_run_time_it_asks_nothing(nvim_real: Nvim, tmp_path: Path) -> None:
+    nvim = nvim_real
+    open_file(nvim, tmp_path / "off.py", SOURCE)
+    assert nvim.lua("require('infill.next_edit').request()") is True
+    nvim.exec_lua("require('infill').update_settings({ next_edit = { enabled = false } })")
+    try:
+        assert nvim.lua("require('infill.next_edit').request()") is False
+        before = len(sent(nvim, "textDocument/copilotInlineEdit"))
+        nvim.exec_lua("vim.cmd('InfillNextEdit')")  # run to its end before the count below
+        assert len(sent(nvim, "textDocument/copilotInlineEdit")) == before
+        config = nvim.lua("vim.lsp.get_clients({ name = 'infill' })[1].settings.infill.next_edit.enabled")
+        assert config is False, "the server was sent the new setting"
+    finally:
+        nvim.exec_lua("require('infill').update_settings({ next_edit = { enabled = true } })")
+
+
 # --- with the scripted server -----------------------------------------------------------------------------------
 
 
