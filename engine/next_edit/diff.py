@@ -24,12 +24,30 @@ from .types import TextEdit
 WORD_DIFF_MAX_LINES = 8
 WORD_DIFF_MAX_BYTES = 512
 
+#: Changed hunks at most this many unchanged lines apart are one edit (see _line_hunks).
+MERGE_GAP_LINES = 1
+
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
 
 def _line_hunks(current: list[str], rewritten: list[str]) -> list[tuple[int, int, int, int]]:
+    """The changed line ranges (i1, i2, j1, j2), with hunks that only an unchanged line or blank lines separate
+    merged into one: difflib anchors on the first equal line it finds, and a lone shared line (a blank, a closing
+    bracket) inside a changed block is an artefact of that, not a boundary between two edits. (A changed line with
+    new lines added after a blank line came out as two hunks, and the edit kept only the first.)"""
     matcher = difflib.SequenceMatcher(None, current, rewritten, autojunk=False)
-    return [(i1, i2, j1, j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+    hunks: list[tuple[int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if hunks:
+            p1, p2, q1, q2 = hunks[-1]
+            gap = current[p2:i1]
+            if len(gap) <= MERGE_GAP_LINES or not "".join(gap).strip():
+                hunks[-1] = (p1, i2, q1, j2)
+                continue
+        hunks.append((i1, i2, j1, j2))
+    return hunks
 
 
 def _offsets(lines: list[str]) -> list[int]:

@@ -67,11 +67,37 @@ def test_the_hunk_nearest_the_cursor_wins():
 
 
 def test_a_tie_goes_to_the_hunk_after_the_cursor():
-    current = "x1\nmid\nx2\n"
-    rewritten = "y1\nmid\ny2\n"
-    cursor = current.index("mid") + 2  # 2 characters from the end of the first hunk and from the second
+    current = "x1\nm\nn\nx2\n"
+    rewritten = "y1\nm\nn\ny2\n"
+    cursor = current.index("n")  # 2 characters from the end of the first hunk and from the start of the second
     edit = edit_of(current, rewritten, cursor=cursor)
-    assert apply_edit(current, edit) == "x1\nmid\ny2\n"
+    assert apply_edit(current, edit) == "x1\nm\nn\ny2\n"
+
+
+def test_hunks_one_unchanged_line_apart_are_one_edit():
+    current = "a = f(x)\nkeep\nb = f(x)\n"
+    rewritten = "a = f(x, y)\nkeep\nb = f(x, y)\n"
+    edit = edit_of(current, rewritten)
+    assert apply_edit(current, edit) == rewritten
+    assert edit == TextEdit(current.index(")"), current.rindex(")"), ", y)\nkeep\nb = f(x, y")
+
+
+def test_a_changed_line_and_lines_added_after_a_blank_line_are_one_edit():
+    """difflib anchors the blank line, which splits the change in two hunks (seen on the benchmark's held-out tasks);
+    the edit must be the whole change."""
+    line = "  A extends SliceLike<any, infer State> ? State : never\n"
+    new = ("  A extends SliceLike<any, infer State, any> ? State : never\n\ntype P<A> =\n"
+           "  A extends SliceLike<any, any, infer P> ? P : never\n")
+    current = "type S<A> =\n" + line + "\n"
+    rewritten = "type S<A> =\n" + new + "\n"
+    edit = edit_of(current, rewritten, cursor=current.index("infer"))
+    assert apply_edit(current, edit) == rewritten
+
+
+def test_changes_two_lines_apart_stay_two_edits():
+    current = "a = 1\nk1\nk2\nb = 1\n"
+    rewritten = "a = 2\nk1\nk2\nb = 2\n"
+    assert apply_edit(current, edit_of(current, rewritten, cursor=0)) == "a = 2\nk1\nk2\nb = 1\n"
 
 
 def test_large_hunks_are_replaced_whole_lines_trimmed():
