@@ -303,7 +303,8 @@ def _region_of(doc: Document, event: EditEvent) -> str | None:
     first = 0 if doc.char_count <= WHOLE_CHARS else max(0, event.start_line - WINDOW_LINES)
     begin = doc.offset_at(first, 0, UTF32)
     at = doc.offset_at(event.start_line, 0, UTF32) + sub.offset
-    return regions(doc.text_range(begin, at + 1), doc.language_id).kind_at(at - begin)
+    end = doc.offset_at(event.start_line + event.new.count("\n") + 1, 0, UTF32)  # whole lines: a string closes
+    return regions(doc.text_range(begin, max(end, at + 1)), doc.language_id).kind_at(at - begin)
 
 
 def _unfit(prediction: Prediction, text: str) -> str | None:

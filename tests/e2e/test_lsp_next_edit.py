@@ -251,10 +251,21 @@ async def test_junk_from_the_model_is_no_edit_and_the_server_keeps_serving(clien
         assert after["discarded"].get(reason, 0) == before["discarded"].get(reason, 0) + 1
 
 
-async def _wait_prompt(model: Model, count: int) -> None:
+async def _stalled_request(client: LanguageClient, added: str, msg_id: str | None = None
+                           ) -> tuple[str, asyncio.Future]:
+    """A next-edit request whose model call is streaming (one token, then nothing): (uri, the pending answer)."""
+    model: Model = client.model  # type: ignore[attr-defined]
+    fake: FakeServer = client.fake  # type: ignore[attr-defined]
+    uri = open_doc(client, "def f(x):\n    return x\n")
+    edit(client, uri, 2, 1, 12, added)
+    model.stall = True
+    fake.client_closed.clear()
+    count = len(model.prompts)
+    pending = asyncio.ensure_future(inline_edit(client, uri, 2, 1, 16, msg_id=msg_id))
     for _ in range(3000):  # a safety net, not a speed assertion
         if len(model.prompts) > count:
-            return
+            model.stall = False
+            return uri, pending
         await asyncio.sleep(0.01)
     raise AssertionError("the model never received the prompt")
 
@@ -264,34 +275,18 @@ async def _wait_closed(fake: FakeServer) -> None:
 
 
 async def test_cancel_stops_the_model_stream(client: LanguageClient):
-    model: Model = client.model  # type: ignore[attr-defined]
-    fake: FakeServer = client.fake  # type: ignore[attr-defined]
-    uri = open_doc(client, "def f(x):\n    return x\n")
-    edit(client, uri, 2, 1, 12, " - 1")
-    model.stall = True
-    fake.client_closed.clear()
-    count = len(model.prompts)
-    pending = asyncio.ensure_future(inline_edit(client, uri, 2, 1, 16, msg_id="nes-cancel"))
-    await _wait_prompt(model, count)
+    _, pending = await _stalled_request(client, " - 1", msg_id="nes-cancel")
     client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="nes-cancel"))
     with pytest.raises(JsonRpcException) as cancelled:
         await pending
     assert cancelled.value.code == -32800
-    await _wait_closed(fake)  # the HTTP stream was closed: llama-server would stop generating
+    await _wait_closed(client.fake)  # type: ignore[attr-defined]  # the stream was closed: llama-server would stop
 
 
 async def test_an_inline_completion_request_makes_the_model_call_yield(client: LanguageClient):
-    model: Model = client.model  # type: ignore[attr-defined]
     fake: FakeServer = client.fake  # type: ignore[attr-defined]
-    uri = open_doc(client, "def f(x):\n    return x\n")
-    edit(client, uri, 2, 1, 12, " / 2")
-    model.stall = True
-    fake.client_closed.clear()
     before = await next_edit_stats(client)
-    count = len(model.prompts)
-    pending = asyncio.ensure_future(inline_edit(client, uri, 2, 1, 16))
-    await _wait_prompt(model, count)
-    model.stall = False
+    uri, pending = await _stalled_request(client, " / 2")
     completion = await client.text_document_inline_completion_async(types.InlineCompletionParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=1, character=16),
         context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked)))

@@ -240,3 +240,17 @@ async def test_positions_are_in_the_negotiated_encoding(encoding: str, column: i
     result = await feature.inline_edit(_request(URI, 2, 0, 6))
     assert result["edits"][0]["range"] == {"start": {"line": 1, "character": column},
                                            "end": {"line": 1, "character": column + 4}}
+
+
+async def test_a_quoted_literal_is_propagated_to_the_next_string_and_a_comment_line_to_comments():
+    documents, feature, _ = _server({})
+    documents.open(URI, 'a = cast("MacVersion", x)\nb = MacVersion\nc = cast("MacVersion", y)\n', "python", 1)
+    _change(documents, feature, URI, (0, 10), (0, 13), "Apple")
+    result = await feature.inline_edit(_request(URI, 2, 0, 20))
+    assert result["edits"][0]["range"]["start"] == {"line": 2, "character": 9}  # the string, not the name
+    js = "file:///w/src/b.js"
+    documents.open(js, "/**\n * @param {any} value\n */\nlet any = 1;\n/**\n * @param {any} arg\n */\n",
+                   "javascript", 1)
+    _change(documents, feature, js, (1, 11), (1, 14), "*")  # a line inside a block comment
+    result = await feature.inline_edit(_request(js, 2, 1, 12))
+    assert result["edits"][0]["range"]["start"] == {"line": 5, "character": 11}  # in the next comment, not the code
