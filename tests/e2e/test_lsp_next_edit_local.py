@@ -5,6 +5,8 @@ A separate `next_edit.model` gets the prompts, the completion model the ghost te
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,3 +92,53 @@ async def test_a_separate_next_edit_model_gets_the_prompts_in_the_zeta2_form(cli
     assert len(sent) == 1 and not _generating(proxy, "/infill")
     assert sent[0]["prompt"].startswith("<[fim-suffix]>") and "<filename>edit_history\n" in sent[0]["prompt"]
     assert "<[fim-middle]>" in sent[0]["prompt"]
+
+
+def _next_edit_servers(model: Path) -> list[int]:
+    """Pids of llama-servers serving `model` with the next-edit model's settings below (-np 1, --ctx-size 2048; the
+    session's shared server runs -np 2 --ctx-size 4096)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in args]
+        if words and words[0].endswith("llama-server") and str(model) in words and "2048" in words \
+                and "-np" in words and words[words.index("-np") + 1:words.index("-np") + 2] == ["1"]:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest_lsp.fixture(config=config())
+async def bare(lsp_client: LanguageClient):
+    yield lsp_client  # the test shuts the server down itself
+
+
+async def test_a_local_next_edit_model_runs_its_own_supervised_llama_server(bare: LanguageClient, llama_server: str,
+                                                                           llama_server_binary: str,
+                                                                           tiny_model: Path):
+    client = bare
+    local = {"binary": llama_server_binary, "parallel": 1, "ctx_size": 2048, "start_timeout": 120}
+    await _session(client, llama_server, next_edit={"format": "sweep", "max_tokens": 8,
+                                                     "model": {"kind": "local", "model": str(tiny_model),
+                                                               "local": local}})
+    uri = open_doc(client, TEXT, name="shapes.py")
+    edit(client, uri, 2, 4, 16, " * d")
+    for _ in range(120):  # the model may still be loading (a request waits 10 s at most): ask until it answered
+        result = await client.protocol.send_request_async(METHOD, {"textDocument": {"uri": uri, "version": 2},
+                                                                   "position": {"line": 4, "character": 20}})
+        assert list((result if isinstance(result, dict) else result._asdict())["edits"]) == []
+        counters = (await stats(client))["next_edit"]
+        discarded = counters["discarded"] if isinstance(counters, dict) else counters.discarded._asdict()
+        if discarded.get("truncated"):  # the tiny model's answer always runs into max_tokens
+            break
+    else:
+        raise AssertionError(f"the next-edit model never answered: {discarded}")
+    assert len(_next_edit_servers(tiny_model)) == 1
+    await client.shutdown_session()
+    for _ in range(100):  # stopped with the server (a safety net, not a speed assertion)
+        if not _next_edit_servers(tiny_model):
+            break
+        await asyncio.sleep(0.1)
+    assert _next_edit_servers(tiny_model) == []
