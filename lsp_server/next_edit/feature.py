@@ -220,7 +220,7 @@ class NextEdit:
 
     async def _predicted(self, doc: Document, cursor: int, settings: ServerSettings) -> tuple[int, int, str] | None:
         ne = settings.next_edit
-        engine = self.model.engine_for(self._completion_engine())
+        engine = self.model.engine_for(ne, self._completion_engine())
         if engine is None:
             self.stats.discard("no model")
             return None

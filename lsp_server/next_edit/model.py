@@ -66,8 +66,12 @@ class NextEditModel:
         if previous is not None:
             await previous.close()
 
-    def engine_for(self, completion_engine: Engine | None) -> Engine | None:
-        return self.engine if self.engine is not None else completion_engine
+    def engine_for(self, settings: NextEditSettings, completion_engine: Engine | None) -> Engine | None:
+        """The engine that answers: the separate one when `model` is set (None while it is not running: its prompts
+        never go to the completion model instead), else the completion engine."""
+        if settings.model is not None:
+            return self.engine
+        return completion_engine
 
     async def predict(self, engine: Engine, request: NextEditRequest, settings: NextEditSettings,
                       ready_timeout: float) -> Prediction:

@@ -254,3 +254,58 @@ async def test_a_quoted_literal_is_propagated_to_the_next_string_and_a_comment_l
     _change(documents, feature, js, (1, 11), (1, 14), "*")  # a line inside a block comment
     result = await feature.inline_edit(_request(js, 2, 1, 12))
     assert result["edits"][0]["range"]["start"] == {"line": 5, "character": 11}  # in the next comment, not the code
+
+
+async def test_a_separate_model_that_is_not_running_never_falls_back_to_the_completion_model():
+    engine = FakeEngine()
+    documents, feature, _ = _server({"next_edit": {"model": {"kind": "llama.cpp/completion",
+                                                             "api_endpoint": "http://127.0.0.1:9"}}}, engine)
+    documents.open(URI, "x = 1\n", "python", 1)
+    assert await feature.inline_edit(_request(URI, 1, 0, 0)) == {"edits": []}
+    assert engine.requests == [] and feature.stats.discarded == {"no_model": 1}
+
+
+class FakeNesEngine:
+    """Stands in for engine.api.Engine in NextEditModel's lifecycle."""
+
+    made: list["FakeNesEngine"] = []
+
+    def __init__(self, config, on_status=None, fail: bool = False) -> None:
+        self.config, self.fail, self.started, self.closed = config, fail, False, False
+        FakeNesEngine.made.append(self)
+
+    async def start(self) -> None:
+        self.started = True
+
+    async def wait_ready(self, timeout: float) -> None:
+        if self.config.completion.model == "broken":
+            from engine.errors import BackendUnavailable
+            raise BackendUnavailable("fake", "cannot start")
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+async def test_the_separate_model_is_started_replaced_ready_first_and_stopped():
+    FakeNesEngine.made = []
+    model = NextEditModel(FakeNesEngine)  # type: ignore[arg-type]
+    base = parse_settings({}).engine
+
+    def ne(name: str | None, enabled: bool = True):
+        table = {"enabled": enabled, **({"model": {"kind": "local", "model": name}} if name else {})}
+        return parse_settings({"next_edit": table}).next_edit
+
+    await model.configure(base, ne("a.gguf"), 1.0)
+    first = model.engine
+    assert first is not None and first.started and model.engine_for(ne("a.gguf"), None) is first
+    await model.configure(base, ne("a.gguf"), 1.0)
+    assert model.engine is first and len(FakeNesEngine.made) == 1  # unchanged: kept
+    with pytest.raises(Exception, match="cannot start"):
+        await model.configure(base, ne("broken"), 1.0)
+    assert model.engine is first and not first.closed and FakeNesEngine.made[-1].closed  # the old one serves on
+    await model.configure(base, ne("b.gguf"), 1.0)
+    assert model.engine is not first and first.closed
+    second = model.engine
+    await model.configure(base, ne(None), 1.0)  # back to the completion model
+    assert model.engine is None and second.closed
+    assert model.engine_for(ne(None), "completion") == "completion"  # type: ignore[arg-type]
