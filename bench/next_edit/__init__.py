@@ -15,7 +15,9 @@ and right against wrong suggestions, for
   returns the TRUE rewrite of the window it is shown (bench/next_edit/scripted.py), so that every task still lost
   is lost by the pipeline (history, window, prompt, parsing, diff, discard rules);
 - `default-sweep`, `default-zeta2`, `default-instruction`: the default model (Gemma 3 270M, from its PyPI package)
-  on a real llama-server in each form.
+  on a real llama-server in each form;
+- `combined-scripted`, `combined-default-FORM`: propagation first and the model where it has nothing (the server's
+  ranking when both are on).
 
 How to run (from the checkout, with the project's environment):
 
