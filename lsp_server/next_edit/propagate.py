@@ -62,6 +62,8 @@ class Substitution:
     lead: str = ""
     #: Where `old` began in the hunk's new text (the caller may look up the region there in the whole document).
     offset: int = 0
+    #: The characters just before and after the edited text (its shape in prose: `{Options}`, `` `x` ``).
+    around: tuple[str, str] = ("", "")
 
 
 def _tokens(text: str) -> list[str]:
@@ -206,8 +208,10 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     before = "".join(a[:i1 - left]).rstrip(" \t")
     region = regions(new, language).kind_at(start) if language else CODE
     name = _is_name(old_text)
+    after = "".join(b[j1 - left:])[len(new_text):][:1]
     return Substitution(old_text, new_text, name=name, attribute=before.endswith("."), region=region,
-                        at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start)
+                        at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
+                        around=(new[start - 1:start], after))
 
 
 def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
@@ -299,6 +303,9 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     spans = list(occurrences(sub, text, language))
     if not spans:
         return None
+    if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
+        shaped = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around]
+        spans = shaped or spans
     first = next((i for i, (start, _) in enumerate(spans) if start >= cursor), 0)
     chosen = [spans[first]]
     for start, end in spans[first + 1:]:

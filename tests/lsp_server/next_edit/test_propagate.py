@@ -137,3 +137,10 @@ def test_the_model_window_moves_to_the_next_line_that_keeps_a_removed_name():
     assert jump_focus(event, near, 5, lines_below=10) is None  # still inside the cursor's window: stay
     assert jump_focus(event, "def f(total):\n" + "x = 1\n" * 30, 5, lines_below=10) is None
     assert jump_focus(EditEvent("a.py", 0, "a = 1\n", "a = 1\nb = 2\n"), far, 5, lines_below=10) is None
+
+
+def test_in_comments_a_word_in_the_edited_shape_comes_first():
+    old, new = " * @param {Options} opts\n", " * @param {MochaOptions} opts\n"
+    text = "/**\n * @param {MochaOptions} opts\n * - Options for Mocha\n * @param {Options} more\n */\n"
+    edit = propagate(EditEvent("a.js", 1, old, new), text, 10, "javascript", region="comment")
+    assert edit is not None and edit.start == text.index("{Options}") + 1
