@@ -89,6 +89,10 @@ export function advance(from: Position, text: string): Position {
     return { line: from.line + lines.length - 1, character: lines[lines.length - 1].length };
 }
 
+function isHighSurrogate(code: number): boolean {
+    return code >= 0xd800 && code <= 0xdbff;
+}
+
 function isWord(ch: string | undefined): boolean {
     return ch !== undefined && /[\p{L}\p{N}_]/u.test(ch);
 }
@@ -101,9 +105,15 @@ export function changeOf(edit: InlineEdit, old: string): Change {
     while (prefix < most && old[prefix] === text[prefix]) {
         prefix++;
     }
+    if (prefix > 0 && isHighSurrogate(old.charCodeAt(prefix - 1))) {
+        prefix--; // never between the two halves of a character outside the BMP
+    }
     let suffix = 0;
     while (suffix < most - prefix && old[old.length - 1 - suffix] === text[text.length - 1 - suffix]) {
         suffix++;
+    }
+    if (suffix > 0 && isHighSurrogate(old.charCodeAt(old.length - suffix - 1))) {
+        suffix--;
     }
     if (prefix + suffix < old.length) {
         // Something is removed: mark whole words (`points` → `pts` strikes `points`, not `oin`). A pure insertion

@@ -70,6 +70,14 @@ describe('changeOf', () => {
             { start: { line: 0, character: 3 }, removed: '', inserted: 'urn' });
     });
 
+    it('never splits a character outside the BMP (two UTF-16 code units)', () => {
+        // 😀 and 😃 share their first code unit
+        assert.deepEqual(changeOf(edit(0, 0, 0, 4, 'x 😃'), 'x 😀'),
+            { start: { line: 0, character: 2 }, removed: '😀', inserted: '😃' });
+        assert.deepEqual(changeOf(edit(0, 0, 0, 3, '😃!'), '😀!'),
+            { start: { line: 0, character: 0 }, removed: '😀', inserted: '😃' });
+    });
+
     it('counts line breaks in the shared prefix', () => {
         const change = changeOf(edit(2, 0, 4, 0, 'a = 1\nb = 2\nc = 3\n'), 'a = 1\nb = 0\n');
         assert.deepEqual(change.start, { line: 3, character: 4 });
