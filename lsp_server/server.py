@@ -27,7 +27,7 @@ from .config import SECTION, ServerSettings, SettingsStore, config_file_path, lo
 from .context import CursorContext, Window, build_context
 from .documents import ENCODINGS, UTF16, Document, DocumentStore, index_to_column, normalize_uri
 from .logging_setup import LoggingSetup
-from .next_edit import NextEdit
+from .next_edit.feature import NextEdit
 from .next_edit import protocol as next_edit_protocol
 from .pipeline import CompletionService, Suggestion
 from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
