@@ -146,6 +146,7 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
 
 def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     d = vscode.driver
+    d("status", icon="check", timeout=WAIT)  # (when run alone: the server must be up before the edit)
     d("open", name=SHIFT_FILE, contains="def shift(points, dx):", timeout=WAIT)
     # Rename `points` on line 1 (cursor after it): its next use on line 5 is proposed.
     d("press", key="Control+Home")
