@@ -10,7 +10,8 @@ scripts/setup.sh), so that the suggestion is a real one:
     python3 scripts/screenshots.py --next-edit [OUT_DIR]
                                      (docs/images/next-edit-neovim.png: a next-edit suggestion in the Neovim TUI;
                                       model-free, the same rename as tests/e2e/test_neovim_next_edit.py; the VS Code
-                                      one, next-edit-vscode.png, is taken by tests/e2e/test_vscode_next_edit.py)
+                                      ones, next-edit-vscode*.png, by INFILL_UPDATE_SCREENSHOTS=1 pytest
+                                      tests/e2e/test_vscode_next_edit.py)
 
 Needs what the real-editor test needs (bash scripts/vscode-editor.sh) plus tmux. Stops everything it started."""
 

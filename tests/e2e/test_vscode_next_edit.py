@@ -5,8 +5,9 @@ The user renames a parameter; the server's model-free propagation proposes the s
 output is involved: the completion model is the tiny test model, which is no next-edit model, so the server asks it
 nothing for next edits). The extension draws it with decorations — the old name struck through, the new one after it,
 a hint on the cursor line naming the line —, Tab moves the cursor there, Tab again applies it and reports it, and the
-next occurrence is proposed at once (chaining); Escape dismisses. A screenshot of the decorations goes to
-docs/images/next-edit-vscode.png, one of a multi-line edit (a box) to docs/images/next-edit-vscode-lines.png.
+next occurrence is proposed at once (chaining); Escape dismisses. Screenshots of the decorations and of a
+multi-line edit (a box) are taken in the session's directory; with INFILL_UPDATE_SCREENSHOTS=1 they replace
+docs/images/next-edit-vscode.png and docs/images/next-edit-vscode-lines.png (the pictures in docs/editors.md).
 
 Ordinary ghost text is turned off in this session (`editor.inlineSuggest.enabled: false`) so that the tiny model's
 suggestions never take Tab; next-edit decorations do not depend on it. Tools as for tests/e2e/test_vscode_editor.py
@@ -15,6 +16,7 @@ suggestions never take Tab; next-edit decorations do not depend on it. Tools as 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -35,6 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode.png"
 BOX_SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode-lines.png"
 FILE = "scale.py"
+UPDATE_SCREENSHOTS = os.environ.get("INFILL_UPDATE_SCREENSHOTS") == "1"
 HINT = "→ edit at line 5, Tab (Esc to dismiss)"
 #: A second file, so that the second scenario's rename is the newest edit of its document (the server coalesces
 #: nearby edits of one document into one history event).
@@ -119,10 +122,10 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
     assert "k" in line5.replace("x = x * factor", ""), lines[4]
     assert lines[4]["struck"] == ["factor"], lines[4]
     assert lines[1]["struck"] == [], "the docstring's 'factor' is prose: not proposed"
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     shot = vscode.root / "next-edit.png"
     d("screenshot", file=str(shot))
-    shutil.copyfile(shot, SCREENSHOT)
+    if UPDATE_SCREENSHOTS:
+        shutil.copyfile(shot, SCREENSHOT)
     assert "Sending notification 'textDocument/didShowInlineEdit'" in log_text(vscode)
     assert (vscode.workspace / FILE).read_text() == SOURCE, "showing the edit changes nothing"
 
@@ -213,7 +216,8 @@ def test_ghost_text_for_an_insertion_after_the_cursor_then_a_box_for_several_lin
         lines = vscode.wait_for(box_drawn, "the multi-line edit drawn as a box")
         assert HINT_PATTERN.search(lines[0]["text"] + " ".join(lines[0]["pseudo"])), lines[0]
         d("screenshot", file=str(tmp_path / "box.png"))
-        shutil.copyfile(tmp_path / "box.png", BOX_SCREENSHOT)
+        if UPDATE_SCREENSHOTS:
+            shutil.copyfile(tmp_path / "box.png", BOX_SCREENSHOT)
         d("press", key="Tab")  # jump
         vscode.wait_for(lambda: cursor(vscode) == (5, 1), "the cursor at the edit")
         d("press", key="Tab")  # apply
