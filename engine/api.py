@@ -17,7 +17,8 @@ from .types import (Completion, CompletionOptions, CompletionRequest, StatusCall
 if TYPE_CHECKING:  # imported when the engine starts: a remote backend never loads the local server's modules
     from .code import CodeGeneration
     from .local.server import LocalServer
-    from .streams import CompletionStream
+    from .next_edit.types import NextEditOptions, NextEditRequest, Prediction
+    from .streams import ChatCompletionStream, CompletionStream
 
 __all__ = ["Engine", "StatusCallback", "StatusEvent"]
 
@@ -50,6 +51,22 @@ def check_config(config: EngineConfig) -> None:
                 raise ConfigError(f"{role}.prompt_template", str(exc).removeprefix("prompt_template: ")) from None
 
 
+def is_chat_kind(kind: str) -> bool:
+    from .backends import CHAT_KINDS
+
+    return kind in CHAT_KINDS
+
+
+def check_next_edit_model(cfg: ModelConfig, section: str = "next_edit.model") -> None:
+    """Check a next-edit model's configuration without starting anything: a completion kind (or "local"), or a chat
+    kind (it gets the instruction form). ConfigError naming the key otherwise."""
+    from .backends import resolve
+
+    if cfg.kind == "local":
+        return
+    resolve(cfg, "chat" if is_chat_kind(cfg.kind) else "completion", section)
+
+
 class Engine:
     """Owns the completion backend (and the local llama-server when `kind = "local"`).
 
@@ -64,6 +81,11 @@ class Engine:
         self._start_error: BaseException | None = None
         self._local: LocalServer | None = None  # when kind == "local"
         self._generation: CodeGeneration | None = None
+        #: A chat kind as the model (a next-edit engine with the instruction form): no completions.
+        self._chat: ChatCompletionStream | None = None
+        #: The raw `/completion` stream of next-edit suggestions (made on first use; see _next_edit_stream).
+        self._next_edit_completion: CompletionStream | None = None
+        self._owns_next_edit_completion = False
         self.status = StatusEvent("starting", "Infill is starting")
 
     def _emit(self, event: StatusEvent) -> None:
@@ -103,6 +125,14 @@ class Engine:
                 stream = self._local.completion_stream()
                 count_tokens = self._local.count_tokens
                 template = self._local.prompt_template()
+            elif is_chat_kind(cfg.kind):
+                from .backends import create_chat_stream
+
+                # Only a next-edit engine has a chat kind as its model (check_config refuses it for completion):
+                # it answers predict_next_edit in the instruction form and has no code generation.
+                self._chat = create_chat_stream(cfg, "completion")
+                self._emit(StatusEvent("ready", "Infill is ready"))
+                return
             else:
                 from .backends import create_completion_stream
 
@@ -148,8 +178,13 @@ class Engine:
         """`deadline`: seconds the generation may take once the model is ready (None: no limit). `on_text`: called
         with the text so far each time it grows."""
         await self.wait_ready(ready_timeout)
-        assert self._generation is not None
-        return await self._generation.generate(request, options, deadline, on_text)
+        return await self._require_generation().generate(request, options, deadline, on_text)
+
+    def _require_generation(self) -> CodeGeneration:
+        if self._generation is None:
+            raise BackendUnavailable("infill", f"the model (kind {self.config.completion.kind}) is a chat model: it "
+                                               "gives next-edit suggestions only, not completions")
+        return self._generation
 
     async def warm(self, request: CompletionRequest) -> bool:
         """Prefill the request's context into the model server's cache when the engine is ready (never waits)."""
@@ -163,11 +198,11 @@ class Engine:
         one per slot of Infill's own server); None otherwise (or when the server refuses), so the caller falls
         back to separate requests."""
         await self.wait_ready(ready_timeout)
-        assert self._generation is not None
+        generation = self._require_generation()
         if self._local is not None:
             count = min(count, self._local.supervisor.settings.parallel)
         try:
-            return await self._generation.generate_choices(request, options, count)
+            return await generation.generate_choices(request, options, count)
         except BackendError as exc:
             if exc.status != 400:  # 400: an older server without n_cmpl, or more choices than slots
                 raise
@@ -178,6 +213,63 @@ class Engine:
     def generation(self):
         return self._generation
 
+    # --- next-edit suggestions ------------------------------------------------------------------------------------
+
+    def next_edit_format(self, options: NextEditOptions) -> str:
+        """The prompt format: the option when set, else chosen from the model (its setting and, for Infill's own
+        llama-server, the GGUF metadata) and its kind."""
+        from .next_edit.formats import choose_format
+
+        if options.format != "auto":
+            return options.format
+        cfg = self.config.completion
+        metadata = None
+        if self._local is not None and self._local.model.info is not None:
+            metadata = self._local.model.info.metadata
+        model = cfg.model
+        if self._local is not None:
+            model = f"{cfg.model or ''} {self._local.model.path.name}"
+        return choose_format(model, metadata, cfg.kind)
+
+    def _next_edit_stream(self) -> CompletionStream | None:
+        """A stream that sends the raw prompt: llama-server's `/completion` even where completions use `/infill`
+        (Infill's own server with a FIM model, or kind llama.cpp/infill); otherwise the completion stream itself
+        (every completion kind takes a prompt without a suffix as its prompt)."""
+        if self._next_edit_completion is not None:
+            return self._next_edit_completion
+        if self._generation is None:
+            return None
+        stream = self._generation.stream
+        if self._local is not None:
+            from .local.server import LocalCompletion
+
+            stream = LocalCompletion(self._local, use_infill=False)
+            self._owns_next_edit_completion = True
+        elif self.config.completion.kind == "llama.cpp/infill":
+            import dataclasses
+
+            from .backends import create_completion_stream
+
+            stream = create_completion_stream(dataclasses.replace(self.config.completion, kind="llama.cpp/completion"))
+            self._owns_next_edit_completion = True
+        self._next_edit_completion = stream
+        return stream
+
+    async def predict_next_edit(self, request: NextEditRequest, options: NextEditOptions,
+                                ready_timeout: float = 120.0, request_timeout: float = 30.0) -> Prediction:
+        """The user's likely next edit (or none, with the reason). Never raises for model failures (the reason says
+        "model error: ..."); cancelling the task stops the generation (the HTTP request is closed)."""
+        from .next_edit.predict import predict
+        from .next_edit.types import Prediction
+
+        try:
+            await self.wait_ready(ready_timeout)
+        except BackendUnavailable as exc:
+            return Prediction(None, f"model error: {exc}", options.format)
+        name = self.next_edit_format(options)
+        return await predict(request, options, name, completion=self._next_edit_stream(), chat=self._chat,
+                             request_timeout=request_timeout)
+
     async def close(self) -> None:
         if self._start_task is not None and not self._start_task.done():
             self._start_task.cancel()
@@ -185,6 +277,11 @@ class Engine:
                 await self._start_task
             except (asyncio.CancelledError, InfillError):
                 pass
+        if self._owns_next_edit_completion and self._next_edit_completion is not None:
+            await self._next_edit_completion.close()
+        self._next_edit_completion = None
+        if self._chat is not None:
+            await self._chat.close()
         if self._generation is not None:
             await self._generation.close()
         if self._local is not None:

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from engine.api import check_config
+from engine.api import check_config, check_next_edit_model
 from engine.config import EngineConfig, _snake, from_dict, merge
 from engine.errors import ConfigError
 from engine.tomlfiles import tomllib
 
+from .next_edit.settings import NextEditSettings
 from .workspace.settings import ContextSettings
 
 SECTION = "infill"
@@ -105,6 +106,8 @@ class ServerSettings:
     log_file: str | None = None
     #: Workspace context: snippets from other files in the prompt (lsp_server/workspace, docs/context.md).
     context: ContextSettings = field(default_factory=ContextSettings)
+    #: Next-edit suggestions (lsp_server/next_edit, docs/next-edit.md).
+    next_edit: NextEditSettings = field(default_factory=NextEditSettings)
 
     def __post_init__(self) -> None:
         if self.max_tokens <= 0:
@@ -137,7 +140,10 @@ def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
         (engine_part if _snake(key) in ENGINE_KEYS else server_part)[key] = value
     engine = from_dict(EngineConfig, engine_part)
     check_config(engine)
-    return from_dict(ServerSettings, {**server_part, "engine": engine})
+    settings: ServerSettings = from_dict(ServerSettings, {**server_part, "engine": engine})
+    if settings.next_edit.model is not None:  # checked like the completion model, errors under next_edit.model
+        check_next_edit_model(settings.next_edit.model)
+    return settings
 
 
 def config_file_path(env: Mapping[str, str] | None = None) -> Path:

@@ -17,9 +17,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol.language_server import lsp_method
 
 from engine import __version__
+from engine.errors import ConfigError, InfillError
 
+from .next_edit import protocol as next_edit_protocol
 from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
 
 if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
@@ -31,6 +34,7 @@ if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (Infi
     from .session import Sessions
     from .speculation import Speculation
     from .status import StatusReporter
+    from .next_edit.feature import NextEdit
     from .workspace import WorkspaceContext
 
 log = logging.getLogger(__name__)
@@ -52,6 +56,23 @@ class InfillProtocol(AnsweringProtocol):
     lsp_text_document__did_change = None  # type: ignore[assignment]
     lsp_text_document__did_close = None  # type: ignore[assignment]
 
+    def _structure(self, data: dict[str, Any]) -> Any:
+        """A request method sent as a notification (copilot.el's `workspace/executeCommand`) runs the request's
+        handler without an answer; pygls would try to structure it as a request and drop it for lacking an id."""
+        notification = next_edit_protocol.structure_request_notification(self._converter, data)
+        return notification if notification is not None else super()._structure(data)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Any:
+        """pygls's initialize, plus `capabilities.experimental.infill.nextEdit`: how a client tells that Infill
+        answers next-edit requests (pygls computes capabilities only from the LSP features it knows)."""
+        result = yield from super().lsp_initialize(params)
+        experimental = result.capabilities.experimental
+        experimental = dict(experimental) if isinstance(experimental, dict) else {}
+        experimental["infill"] = {**experimental.get("infill", {}), "nextEdit": dict(next_edit_protocol.CAPABILITY)}
+        result.capabilities.experimental = experimental
+        return result
+
 
 class InfillServer(LanguageServer):
     """The server and the parts each concern lives in.
@@ -68,9 +89,10 @@ class InfillServer(LanguageServer):
     status: StatusReporter
     workspace_context: WorkspaceContext
     speculation: Speculation
+    next_edit: NextEdit
 
     _PARTS = frozenset(("documents", "settings_store", "sessions", "logging", "status", "workspace_context",
-                        "speculation"))
+                        "speculation", "next_edit"))
 
     def __init__(self) -> None:
         super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
@@ -103,13 +125,12 @@ class InfillServer(LanguageServer):
         from .config import SettingsStore, config_file_path, load_config_file
         from .documents import DocumentStore
         from .logging_setup import LoggingSetup
+        from .next_edit.feature import NextEdit
         from .session import Sessions
         from .speculation import Speculation
         from .status import StatusReporter
         from .workspace import WorkspaceContext
         from .workspace import lsp as workspace_lsp
-        from engine.errors import ConfigError
-
         self.documents = DocumentStore()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
@@ -119,6 +140,10 @@ class InfillServer(LanguageServer):
         #: Snippets from other files for the prompt (lsp_server/workspace).
         self.workspace_context = WorkspaceContext(self.settings.context, self.documents, self.settings.exclude)
         self.speculation = Speculation(self)
+        #: Next-edit suggestions (lsp_server/next_edit).
+        self.next_edit = NextEdit(self.documents, lambda: self.settings, lambda: self.encoding,
+                                  lambda: self.workspace_context.folders,
+                                  lambda: self.service.engine if self.service is not None else None)
         params = self._initialize_params
         if params is None:
             return
@@ -189,7 +214,8 @@ class InfillServer(LanguageServer):
 
     def _secrets(self) -> list[str]:
         out = []
-        for model in (self.settings.engine.completion, self.settings.engine.chat, self.settings.engine.embedding):
+        for model in (self.settings.engine.completion, self.settings.engine.chat, self.settings.engine.embedding,
+                      self.settings.next_edit.model):
             if model is not None:
                 key = model.resolved_api_key()
                 if key:
@@ -203,8 +229,6 @@ class InfillServer(LanguageServer):
     def update_settings(self, layer: str, data: Any, replaces: tuple[str, ...] = ()) -> bool:
         """Apply one configuration source; on an invalid value tell the user (naming the key) and keep the last
         good settings. Returns whether the settings were accepted."""
-        from engine.errors import ConfigError
-
         try:
             self.settings_store.update(layer, _plain(data), replaces=replaces)
             return True
@@ -217,8 +241,6 @@ class InfillServer(LanguageServer):
 
         When the new engine cannot start, the settings go back to `previous` (a SettingsStore checkpoint) and the
         running engine keeps serving: a bad setting never stops completions."""
-        from engine.errors import InfillError
-
         if self.service is not None and self.service.settings != self.settings:
             await self.sessions.cancel_all()
             self.speculation.prefetcher.cancel("settings changed")
@@ -234,6 +256,17 @@ class InfillServer(LanguageServer):
         self.configure_logging()
         self.status.reset_disabled()
         self.workspace_context.configure(self.settings.context, self.settings.exclude)
+        self.next_edit.on_settings()
+        await self.configure_next_edit_model()
+
+    async def configure_next_edit_model(self) -> None:
+        """Start, replace or stop the separate next-edit model (`next_edit.model`); a model that cannot start is
+        reported and the previous one keeps serving."""
+        try:
+            await self.next_edit.model.configure(self.settings.engine, self.settings.next_edit,
+                                                 self.settings.ready_timeout)
+        except InfillError as exc:
+            self.show_error(f"Infill next-edit model: {exc} (keeping the previous one)")
 
     async def pull_workspace_configuration(self, replaces: tuple[str, ...] = ()) -> None:
         """`replaces`: the settings layers the pulled configuration supersedes (see SettingsStore.update)."""
@@ -321,6 +354,7 @@ def build_server() -> InfillServer:
             ls._workspace_tick = asyncio.create_task(workspace_lsp.tick_loop(ls))
             if ls.settings.enabled:
                 await ls.service.start()
+                await ls.configure_next_edit_model()
             else:
                 ls.status.publish(StatusEvent("disabled", "Infill is turned off (enabled = false)"))
 
@@ -359,11 +393,9 @@ def build_server() -> InfillServer:
             return
         for change in params.content_changes:
             rng = getattr(change, "range", None)
-            if rng is None:
-                doc.apply_change(change.text, None)
-            else:
-                doc.apply_change(change.text, (rng.start.line, rng.start.character, rng.end.line,
-                                               rng.end.character), ls.encoding)
+            span = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
+            ls.next_edit.on_change(doc, span, change.text, ls.encoding)  # before the change: the lines it replaces
+            doc.apply_change(change.text, span, ls.encoding)
         doc.version = params.text_document.version
         first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
         ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
@@ -379,6 +411,7 @@ def build_server() -> InfillServer:
             return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
+        ls.next_edit.history.forget(uri)  # the history is of open documents
         ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
@@ -386,7 +419,8 @@ def build_server() -> InfillServer:
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def on_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
-        return await handle_inline_completion(ls, params)
+        with ls.next_edit.gate.inline():  # next-edit model calls wait (or stop) while ghost text is computed
+            return await handle_inline_completion(ls, params)
 
     @server.command(ACCEPT_COMMAND)
     def on_accept(ls: InfillServer, *args: Any) -> None:
@@ -402,6 +436,22 @@ def build_server() -> InfillServer:
     def on_partial_accept(ls: InfillServer, params: Any) -> None:
         log.info("suggestion partly accepted: %s characters", getattr(params, "acceptedLength", "?"))
 
+    @server.feature(next_edit_protocol.METHOD)
+    async def on_inline_edit(ls: InfillServer, params: Any) -> dict[str, Any]:
+        return await ls.next_edit.inline_edit(_plain(params))
+
+    @server.feature(next_edit_protocol.DID_SHOW)
+    def on_did_show_inline_edit(ls: InfillServer, params: Any) -> None:
+        ls.next_edit.did_show(_plain(params))
+
+    @server.feature(next_edit_protocol.DID_FOCUS)
+    def on_did_focus(ls: InfillServer, params: Any) -> None:
+        ls.next_edit.did_focus(_plain(params))
+
+    @server.command(next_edit_protocol.ACCEPT_COMMAND)
+    def on_accept_inline_edit(ls: InfillServer, *args: Any) -> None:
+        ls.next_edit.accept(_plain(list(args)))
+
     @server.feature(STATS_METHOD)
     def on_stats(ls: InfillServer, params: Any) -> dict[str, Any]:
         service = ls.service
@@ -413,6 +463,7 @@ def build_server() -> InfillServer:
                 # Tasks alive in the event loop: a leak of generations or watchers shows here first (bench soak).
                 "asyncio_tasks": len(asyncio.all_tasks()),
                 "timings": [[source, round(ms, 3)] for source, ms in ls.timings],
+                "next_edit": ls.next_edit.stats.as_dict(),
                 **ls.speculation_stats()}
 
     from .workspace import lsp as workspace_lsp
@@ -428,6 +479,7 @@ def build_server() -> InfillServer:
             await ls._embedding.close()
         await ls.sessions.cancel_all()
         await ls.speculation.close()
+        await ls.next_edit.close()
         if ls.service is not None:
             await ls.service.close()
         ls.logging.close()
@@ -438,8 +490,6 @@ def build_server() -> InfillServer:
 async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
     from engine.api import StatusEvent
-    from engine.errors import InfillError
-
     from .context import Window, build_context
     from .documents import normalize_uri
     from .secrets import excluded_by, uri_to_path

@@ -7,11 +7,17 @@ scripts/setup.sh), so that the suggestion is a real one:
   and drawn as a terminal page that Chromium photographs.
 
     python3 scripts/screenshots.py [OUT_DIR]      (default docs/images)
+    python3 scripts/screenshots.py --next-edit [OUT_DIR]
+                                     (docs/images/next-edit-neovim.png: a next-edit suggestion in the Neovim TUI;
+                                      model-free, the same rename as tests/e2e/test_neovim_next_edit.py; the VS Code
+                                      ones, next-edit-vscode*.png, by INFILL_UPDATE_SCREENSHOTS=1 pytest
+                                      tests/e2e/test_vscode_next_edit.py)
 
 Needs what the real-editor test needs (bash scripts/vscode-editor.sh) plus tmux. Stops everything it started."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -21,12 +27,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from engine.local.binary import find_llama_server  # noqa: E402 (after the sys.path entry above)
+from tests.e2e.test_neovim_next_edit import SOURCE as NEXT_EDIT_SOURCE  # noqa: E402
 from tests.e2e.test_neovim_plugin import PLUGIN, Nvim, find_nvim, ghost_text, lua_string  # noqa: E402
 from tests.e2e.test_vscode_editor import (  # noqa: E402
     find_toolchain,
@@ -87,48 +95,79 @@ require('infill').setup({{ cmd = {cmd}, settings = vim.json.decode({settings}) }
 """
 
 
-def neovim_shot(out: Path, work: Path, chromium: str) -> None:
+@contextlib.contextmanager
+def neovim_tui(root: Path, name: str, text: str, settings: dict, size: tuple[int, int]) -> Iterator[Nvim]:
+    """The real Neovim TUI on `name` (holding `text`) in a detached tmux of `size` columns x rows, with the plugin
+    and the repository's server; yields the test's RPC helpers on it. Stops tmux (and so Neovim) on exit."""
     nvim_binary = find_nvim()
     if nvim_binary is None or shutil.which("tmux") is None:
         raise SystemExit("Neovim 0.12 (the test extra) and tmux are needed for the Neovim picture")
-    root = work / "nvim"
     root.mkdir()
-    (root / FILE).write_text(TEXT)
+    (root / name).write_text(text)
     init = root / "init.lua"
     cmd = [sys.executable, "-m", "lsp_server", "serve", "--stdio"]
     init.write_text(NVIM_INIT.format(plugin=lua_string(str(PLUGIN)),
                                      cmd="{" + ", ".join(lua_string(c) for c in cmd) + "}",
-                                     settings=lua_string(json.dumps(server_settings()))))
+                                     settings=lua_string(json.dumps(settings))))
     env = {**os.environ, "XDG_CONFIG_HOME": str(root / "config"), "XDG_STATE_HOME": str(root / "state"),
            "XDG_DATA_HOME": str(root / "data"), "XDG_CACHE_HOME": str(Path.home() / ".cache"),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
            "TERM": "tmux-256color", "COLORTERM": "truecolor"}
     socket = root / "nvim.sock"
-    tmux = ["tmux", "-L", f"infill-shot-{os.getpid()}", "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "92", "-y", "14", "-s", "shot",
-                    f"{nvim_binary} --listen {socket} -n -i NONE -u {init} {root / FILE}"],
+    tmux = ["tmux", "-L", f"infill-shot-{os.getpid()}-{root.name}", "-f", "/dev/null"]
+    subprocess.run([*tmux, "new-session", "-d", "-x", str(size[0]), "-y", str(size[1]), "-s", "shot",
+                    f"{nvim_binary} --listen {socket} -n -i NONE -u {init} {root / name}"],
                    check=True, env=env, cwd=root)
     try:
         driver = Nvim.__new__(Nvim)  # the test's RPC helpers, on the Neovim that tmux runs
         driver.binary, driver.socket, driver.env, driver.log = nvim_binary, str(socket), env, root / "none"
-        driver.proc = _Running()
+        driver.proc = _Running()  # type: ignore[assignment]
         driver.wait_for(lambda: socket.exists(), 30, "Neovim's socket")
+        driver.tmux = tmux  # type: ignore[attr-defined]
+        yield driver
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
+
+
+def photograph(driver: Nvim, chromium: str, png: Path, window: str) -> None:
+    """Captures the tmux screen with its colours and has Chromium draw it into `png` (window "W,H" pixels)."""
+    time.sleep(0.3)  # let the terminal draw the extmarks (a picture, not a test)
+    screen = subprocess.run([*driver.tmux, "capture-pane", "-p", "-e", "-t", "shot"],  # type: ignore[attr-defined]
+                            check=True, capture_output=True, text=True).stdout
+    root = Path(driver.socket).parent
+    page = root / "screen.html"
+    page.write_text(terminal_page(screen))
+    subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--screenshot={png}", f"--window-size={window}", f"file://{page}"],
+                   check=True, capture_output=True, env={**os.environ, "HOME": str(root)})
+
+
+def neovim_shot(out: Path, work: Path, chromium: str) -> None:
+    with neovim_tui(work / "nvim", FILE, TEXT, server_settings(), (92, 14)) as driver:
         driver.wait_for(lambda: driver.lua("(require('infill.status').current() or {}).kind") == "ready", WAIT,
                         "the server to be ready")
         driver.send("G" + "o" + TYPED)
         driver.wait_for(lambda: ghost_text(driver), WAIT, "ghost text")
-        lines = ghost_text(driver)["lines"]
+        lines = (ghost_text(driver) or {})["lines"]
         print("Neovim suggestion:", repr("\n".join(lines)))
-        time.sleep(0.3)  # let the terminal draw the extmark (a picture, not a test)
-        screen = subprocess.run([*tmux, "capture-pane", "-p", "-e", "-t", "shot"], check=True, capture_output=True,
-                                text=True).stdout
-        page = root / "screen.html"
-        page.write_text(terminal_page(screen))
-        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        f"--screenshot={out / 'neovim-suggestion.png'}", "--window-size=940,330",
-                        f"file://{page}"], check=True, capture_output=True, env={**os.environ, "HOME": str(root)})
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True, check=False)
+        photograph(driver, chromium, out / "neovim-suggestion.png", "940,330")
+
+
+NEXT_EDIT_FILE = "scale.py"
+ATTACHED = ("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })[1] "
+            "return c ~= nil and c.initialized end)()")
+NEXT_EDIT_MARKS = "#vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('infill.next_edit'), 0, -1, {})"
+
+
+def neovim_next_edit_shot(out: Path, work: Path, chromium: str) -> None:
+    """The Neovim TUI after renaming `factor` to `k`: the same rename proposed on line 5, with the hint. Model-free
+    (propagation), so the default model need not be ready."""
+    with neovim_tui(work / "nvim-next-edit", NEXT_EDIT_FILE, NEXT_EDIT_SOURCE, {"next_edit": {"debounce_ms": 50}},
+                    (80, 11)) as driver:
+        driver.wait_for(lambda: driver.lua(ATTACHED), WAIT, "the server")
+        driver.send("gg0f,wciwk<Esc>")
+        driver.wait_for(lambda: driver.lua(NEXT_EDIT_MARKS) >= 3, WAIT, "the next edit")
+        photograph(driver, chromium, out / "next-edit-neovim.png", "820,260")
 
 
 class _Running:
@@ -175,6 +214,10 @@ def terminal_page(screen: str, fg: str = "#e0e2ea", bg: str = "#14161b") -> str:
                         state["italic"] = True
                     elif c == 7:
                         state["reverse"] = True
+                    elif c == 9:
+                        state["strike"] = True
+                    elif c == 29:
+                        state.pop("strike", None)
                     elif c == 22:
                         state.pop("bold", None)
                     elif c == 23:
@@ -203,6 +246,7 @@ def terminal_page(screen: str, fg: str = "#e0e2ea", bg: str = "#14161b") -> str:
                 style = f"color:{color};background:{back}"
                 style += ";font-weight:bold" if state.get("bold") else ""
                 style += ";font-style:italic" if state.get("italic") else ""
+                style += ";text-decoration:line-through" if state.get("strike") else ""
                 row.append(f'<span style="{style}">{html.escape(part)}</span>')
         out.append("".join(row))
     body = "\n".join(out)
@@ -212,11 +256,19 @@ def terminal_page(screen: str, fg: str = "#e0e2ea", bg: str = "#14161b") -> str:
 
 
 def main() -> None:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else REPO / "docs" / "images"
+    args = sys.argv[1:]
+    next_edit = "--next-edit" in args
+    args = [a for a in args if a != "--next-edit"]
+    out = Path(args[0]) if args else REPO / "docs" / "images"
     out.mkdir(parents=True, exist_ok=True)
     tools, missing = find_toolchain()
     if tools is None:
         raise SystemExit(missing)
+    if next_edit:
+        with tempfile.TemporaryDirectory(prefix="infill-shots-") as work:
+            neovim_next_edit_shot(out, Path(work), tools["chromium"])
+        print(f"wrote {out / 'next-edit-neovim.png'}")
+        return
     with tempfile.TemporaryDirectory(prefix="infill-shots-") as work:
         vscode_shot(out, Path(work))
         neovim_shot(out, Path(work), tools["chromium"])

@@ -746,6 +746,8 @@ class Fuzz:
         self.excluded_uris: set[str] = set()
         #: Request id → the (line, character) the cursor really is at (positions past an end clamped).
         self.cursors: dict[int, tuple[int, int]] = {}
+        #: Ids of the copilotInlineEdit requests sent (their answers hold the suggestion ids to show and accept).
+        self.next_edit_requests: list[int] = []
 
     def count(self, name: str) -> None:
         self.counts[name] = self.counts.get(name, 0) + 1
@@ -953,6 +955,61 @@ class Fuzz:
             if len(self.expects) > 2000:
                 del self.expects[next(iter(self.expects))]
 
+    def next_edit(self, client: Client) -> None:
+        """Next-edit traffic: a rename (a substitution the server may propagate), copilotInlineEdit requests for the
+        current or an outdated version, an unopened document or params that do not fit (some cancelled), and
+        didShowInlineEdit, didFocus and the accept command, as a request and as a notification, for ids the server
+        gave or made up."""
+        uri = self.rng.choice(list(self.docs))
+        doc = self.docs[uri]
+        roll = self.rng.random()
+        words = [m for m in re.finditer(r"[A-Za-z_]\w*", doc.text)] if roll < 0.2 else []
+        if words:  # rename one word: the newest edit is a substitution
+            match = self.rng.choice(words)
+            start, end = column_of(doc.text, match.start(), self.encoding), column_of(doc.text, match.end(),
+                                                                                       self.encoding)
+            new = self.rng.choice(["renamed", "total", "x2", "value_b"])
+            doc.text = doc.text[:match.start()] + new + doc.text[match.end():]
+            doc.version += 1
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": doc.version},
+                                                     "contentChanges": [{"range": {
+                                                         "start": {"line": start[0], "character": start[1]},
+                                                         "end": {"line": end[0], "character": end[1]}},
+                                                         "text": new}]})
+            self.count("next_edit_rename")
+        elif roll < 0.7:
+            line, character = random_position(self.rng, doc.text, self.encoding)
+            version = doc.version if self.rng.random() < 0.8 else doc.version - 1
+            target = uri if self.rng.random() < 0.95 else self.new_uri()  # sometimes a document that is not open
+            params: dict[str, Any] = {"textDocument": {"uri": target, "version": version},
+                                      "position": {"line": line, "character": character}}
+            if self.rng.random() < 0.5:  # sidekick's shape; copilot-lsp sends none
+                params["context"] = {"triggerKind": self.rng.choice([1, 2])}
+            if self.rng.random() < 0.05:
+                params = self.rng.choice([{"textDocument": {"uri": uri}, "position": params["position"]}, {}, None])
+            msg_id = client.request("textDocument/copilotInlineEdit", params)
+            self.next_edit_requests.append(msg_id)
+            if self.rng.random() < 0.1:
+                client.notify("$/cancelRequest", {"id": msg_id})
+                self.count("next_edit_cancel")
+            self.count("next_edit_request")
+        else:
+            ids = ["999999"]
+            for msg_id in self.next_edit_requests[-20:]:
+                result = client.answers_by_id.get(msg_id, {}).get("answer", {}).get("result") or {}
+                for item in result.get("edits", []) if isinstance(result, dict) else []:
+                    ids.extend(item.get("command", {}).get("arguments", []))
+            command = {"command": "infill.acceptInlineEdit", "arguments": [self.rng.choice(ids)]}
+            if roll < 0.8:
+                client.notify("textDocument/didShowInlineEdit", {"item": {"command": command}})
+            elif roll < 0.88:
+                client.request("workspace/executeCommand", command)
+            elif roll < 0.95:
+                client.notify("workspace/executeCommand", command)  # copilot.el's form
+            else:
+                client.notify("textDocument/didFocus", {"textDocument": {"uri": uri}})
+            self.count("next_edit_notification")
+
     def change_settings(self, client: Client, endpoint: str) -> None:
         if self.rng.random() < 0.35:
             name, bad = self.rng.choice(BAD_SETTINGS)
@@ -1070,8 +1127,10 @@ class Fuzz:
                 self.edit(client)
             elif roll < 0.50:
                 self.close(client)
-            elif roll < 0.82:
+            elif roll < 0.76:
                 self.complete(client, cancel=self.rng.random() < 0.1)
+            elif roll < 0.80:
+                self.next_edit(client)
             elif roll < 0.84:  # a burst of typing with automatic requests
                 for _ in range(self.rng.randint(3, 12)):
                     if not self.docs:

@@ -118,6 +118,8 @@ class AcceptRun:
     stats_before: dict[str, Any] | None = None
     stats_after: dict[str, Any] | None = None
     seconds: float = 0.0
+    #: `--next-edit`: the copilotInlineEdit requests sent alongside (sent / answered / with an edit).
+    next_edit_requests: dict[str, int] = field(default_factory=dict)
 
 
 def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
@@ -246,6 +248,7 @@ async def replay_file_accepting(rc: Any, path: Path, uri_index: int, args: Any, 
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[types.TextDocumentContentChangePartial(
                 range=types.Range(types.Position(line, col), types.Position(line, col)), text=inserted)]))
+        rc.next_edit.after_change(uri, version, *position_of(before + region_text[:position] + inserted))
 
     interval = 1.0 / args.cps
     next_time = time.perf_counter()

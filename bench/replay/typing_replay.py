@@ -19,6 +19,7 @@ The same files are replayed twice, each with a fresh server: our pipeline (shipp
     python3 -m bench.replay.typing_replay --smoke            # tiny test model, a few keystrokes
     python3 -m bench.replay.typing_replay my_file.py --cps 8
     python3 -m bench.replay.typing_replay --user accepting --variant ours   # a user who accepts (accepting_user.py)
+    python3 -m bench.replay.typing_replay --user accepting --variant ours --next-edit model  # + next-edit requests
 Writes JSON under bench/results/ (per-keystroke latencies included, for bench/common/plots.py)."""
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ class VariantResult:
     stats_before: dict[str, Any] | None = None
     stats_after: dict[str, Any] | None = None
     seconds: float = 0.0
+    #: `--next-edit`: the copilotInlineEdit requests sent alongside (sent / answered / with an edit).
+    next_edit_requests: dict[str, int] = field(default_factory=dict)
 
 
 def covered_chars(shown: Sequence[RequestRecord]) -> int:
@@ -222,6 +225,7 @@ class ReplayClient:
         self.init_options = init_options
         self.client = LanguageClient("infill-typing-replay", "1")
         self.status: list[dict[str, Any]] = []
+        self.next_edit = NextEditRequests(self.client, False)
         self._register_handlers()
 
     def _register_handlers(self) -> None:
@@ -289,6 +293,52 @@ def _plain(value: Any) -> Any:
     return value
 
 
+#: `--next-edit`: the server's next-edit settings per choice. "on" is the shipped default (model-free propagation;
+#: model-based NES only for an NES-trained model), "model" also asks the completion model in the sweep form.
+NEXT_EDIT_SETTINGS: dict[str, dict[str, Any]] = {
+    "off": {"nextEdit": {"enabled": False}},
+    "on": {"nextEdit": {"enabled": True}},
+    "model": {"nextEdit": {"enabled": True, "format": "sweep"}},
+}
+
+
+class NextEditRequests:
+    """What an NES client adds to the typing: `textDocument/copilotInlineEdit` after every change, the previous one
+    cancelled when still in flight (no client-side debounce: the most an NES client can ask)."""
+
+    def __init__(self, client: Any, enabled: bool):
+        self.client = client
+        self.enabled = enabled
+        self.sent = 0
+        self.answered = 0
+        self.edits = 0
+        self._pending: tuple[int, Any] | None = None
+
+    def after_change(self, uri: str, version: int, line: int, col: int) -> None:
+        if not self.enabled:
+            return
+        from lsprotocol import types
+
+        if self._pending is not None and not self._pending[1].done():
+            self.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=self._pending[0]))
+        self.sent += 1
+        msg_id = f"nes-{uri}-{version}"
+        future = self.client.protocol.send_request("textDocument/copilotInlineEdit", {
+            "textDocument": {"uri": uri, "version": version}, "position": {"line": line, "character": col},
+            "context": {"triggerKind": 2}}, msg_id=msg_id)
+        future.add_done_callback(self._done)
+        self._pending = (msg_id, future)
+
+    def _done(self, future: Any) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        self.answered += 1
+        self.edits += bool((_plain(future.result()) or {}).get("edits"))
+
+    def counts(self) -> dict[str, int]:
+        return {"sent": self.sent, "answered": self.answered, "edits": self.edits}
+
+
 async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argparse.Namespace,
                       result: VariantResult) -> None:
     from lsprotocol import types
@@ -323,6 +373,7 @@ async def replay_file(rc: ReplayClient, path: Path, uri_index: int, args: argpar
         typed += key.text
         sent = time.perf_counter()
         line, col = position_of(before + typed)
+        rc.next_edit.after_change(uri, version, line, col)
         record = RequestRecord(file=path.name, keystroke=index, sent=sent, offset=len(typed))
         records.append(record)
         msg_id = f"replay-{uri_index}-{index}"
@@ -382,11 +433,12 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
                       model_settings: dict[str, Any]) -> Any:
     from engine.config import merge
 
-    settings = merge(model_settings, VARIANTS[variant])
+    settings = merge(merge(model_settings, VARIANTS[variant]), NEXT_EDIT_SETTINGS[args.next_edit])
     accepting = args.user == "accepting"
     result: Any = (AcceptRun(variant=variant, settings=settings) if accepting
                    else VariantResult(variant=variant, settings=settings))
     rc = ReplayClient(settings)
+    rc.next_edit.enabled = args.next_edit != "off"
     await rc.start()
     try:
         await warm_up(rc, args)
@@ -403,6 +455,7 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
                       f"{time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)
         result.seconds = time.perf_counter() - started
         result.stats_after = await rc.stats()
+        result.next_edit_requests = rc.next_edit.counts()
     finally:
         await rc.stop()
     return result
@@ -512,6 +565,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="accepting user: do not send textDocument/didShowCompletion (as Neovim's plugin)")
     parser.add_argument("--client-cancel", action="store_true",
                         help="also send $/cancelRequest for the previous request (default: rely on the server)")
+    parser.add_argument("--next-edit", choices=list(NEXT_EDIT_SETTINGS), default="off",
+                        help="also send textDocument/copilotInlineEdit after each change, as an NES client does: "
+                             "on = the shipped next-edit settings, model = model-based NES with the completion "
+                             "model too (default: off, no NES requests and next edits disabled)")
     parser.add_argument("--ready-timeout", type=float, default=300.0, help="seconds to wait for the model to load")
     parser.add_argument("--answer-timeout", type=float, default=60.0,
                         help="seconds to wait for outstanding answers at the end of a file")
@@ -539,13 +596,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(result, AcceptRun):
             summaries[variant] = summarise_accepting(result)
             raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                            "stats_after": result.stats_after,
+                            "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
                             "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests],
                             "accepts": [asdict(a) for a in result.accepts]}
         else:
             summaries[variant] = summarise(result)
             raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                            "stats_after": result.stats_after,
+                            "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
                             "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
     ratio = ratios(summaries[variants[0]], summaries[variants[1]]) if len(variants) >= 2 else None
     return {
@@ -558,7 +615,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                    "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg),
                    "max_prefix_tokens": args.max_prefix_tokens, "user": args.user,
                    "accept_pause": args.accept_pause, "min_accept": args.min_accept,
-                   "report_shown": args.report_shown},
+                   "report_shown": args.report_shown, "next_edit": args.next_edit},
         "summary": summaries,
         "ratios": ratio,
         "variants": raw,
@@ -571,7 +628,8 @@ def main(argv: list[str] | None = None) -> int:
     output = args.output
     if output is None:
         RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-        tag = ("smoke" if args.smoke else "full") + ("-accepting" if args.user == "accepting" else "")
+        tag = ("smoke" if args.smoke else "full") + ("-accepting" if args.user == "accepting" else "") \
+            + (f"-nes-{args.next_edit}" if args.next_edit != "off" else "")
         output = RESULTS_DIR / f"typing-{tag}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=1))

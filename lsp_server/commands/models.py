@@ -87,6 +87,7 @@ def describe_configured(cfg: ModelConfig, engine: EngineConfig) -> str:
 
 def list_models(engine: EngineConfig) -> str:
     from engine.models.registry import list_cached, load_registry, model_cache_dir
+    from engine.next_edit.formats import is_next_edit_model
 
     cache = model_cache_dir(engine.model_cache_dir)
     lines = [f"Model cache: {cache}", "", "Configured:"]
@@ -107,6 +108,8 @@ def list_models(engine: EngineConfig) -> str:
     width = max(len(i) for i in registry)
     for model_id, known in registry.items():
         use = "completion (FIM)" if known.prompt_template else "chat" if known.chat_template else "embedding/other"
+        if is_next_edit_model(model_id):
+            use += ", next edits"
         mark = "  [cached]" if model_id in have else ""
         lines.append(f"  {model_id:<{width}}  {use}{mark}")
     return "\n".join(lines)

@@ -21,4 +21,7 @@ async def test_fuzz(encoding: str, tmp_path):
     assert set(report["protocols"]) >= {"openai", "completion", "infill"} and report["with_context"] > 0
     assert report["model_requests"] == report["backend_calls"] and report["empty_prefix"] == 0
     assert report["counts"].get("bad_setting", 0) > 0 and report["counts"].get("malformed", 0) > 0
+    # next-edit traffic: renames to propagate, requests (some outdated, cancelled or malformed), show and accept
+    assert min(report["counts"].get(k, 0) for k in ("next_edit_rename", "next_edit_request",
+                                                     "next_edit_notification")) > 0
     assert problems(report, rss_limit_mb=400) == [], report

@@ -574,15 +574,21 @@ print('lua units ok')
 """
 
 
-def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
+def run_lua_script(nvim_binary: str, tmp_path: Path, code: str) -> str:
+    """Runs `code` (with `PLUGIN` set to the plugin's directory) in a clean headless Neovim; returns its output and
+    fails the test when the script raises."""
     script = tmp_path / "units.lua"
-    script.write_text(f"local PLUGIN = {lua_string(str(PLUGIN))}\n" + LUA_UNITS)
+    script.write_text(f"local PLUGIN = {lua_string(str(PLUGIN))}\n" + code)
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path / "s"),
            "XDG_DATA_HOME": str(tmp_path / "d")}
     result = subprocess.run([nvim_binary, "--clean", "--headless", "-l", str(script)], capture_output=True,
                             text=True, timeout=60, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "lua units ok" in result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def test_lua_units(nvim_binary: str, tmp_path: Path) -> None:
+    assert "lua units ok" in run_lua_script(nvim_binary, tmp_path, LUA_UNITS)
 
 
 # --- finding the server without configuration: `infill` on PATH, else the checkout's .venv/bin/infill -----------

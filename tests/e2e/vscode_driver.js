@@ -155,6 +155,35 @@ const commands = {
         return page.evaluate((sel) => [...document.querySelectorAll(sel)].map((e) => e.outerHTML), GHOST);
     },
 
+    /** The editor's lines as drawn, top to bottom: the text (injected text such as decoration `after` content
+     * included), the content of CSS ::before/::after decorations, and the text of spans drawn struck through
+     * (next-edit removals). For next-edit decorations (tests/e2e/test_vscode_next_edit.py). */
+    async editorLines() {
+        return page.evaluate(() => {
+            const root = document.querySelector('.editor-group-container .monaco-editor .view-lines');
+            if (!root) {
+                return [];
+            }
+            const clean = (t) => t.replace(/\u00a0/g, ' ');
+            const pseudo = (e, which) => {
+                const c = getComputedStyle(e, which).content;
+                return c && c !== 'none' && c !== 'normal' ? clean(c.replace(/^"|"$/g, '')) : '';
+            };
+            return [...root.querySelectorAll('.view-line')]
+                .map((line) => ({ top: parseFloat(line.style.top) || 0, line }))
+                .sort((a, b) => a.top - b.top)
+                .map(({ line }) => {
+                    const spans = [...line.querySelectorAll('span')];
+                    return {
+                        text: clean(line.textContent),
+                        pseudo: spans.flatMap((e) => [pseudo(e, '::before'), pseudo(e, '::after')]).filter(Boolean),
+                        struck: spans.filter((e) => e.children.length === 0
+                            && getComputedStyle(e).textDecorationLine.includes('line-through')).map((e) => clean(e.textContent)),
+                    };
+                });
+        });
+    },
+
     async report() {
         return { external, pageErrors };
     },

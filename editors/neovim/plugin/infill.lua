@@ -20,6 +20,14 @@ end, {
   end,
 })
 
+vim.api.nvim_create_user_command('InfillNextEdit', function()
+  require('infill.next_edit').command()
+end, { desc = 'Infill: jump to or apply the next edit, or ask for one' })
+
+vim.api.nvim_create_user_command('InfillNextEditDismiss', function()
+  require('infill.next_edit').dismiss()
+end, { desc = 'Infill: dismiss the next edit' })
+
 if vim.g.infill_auto_setup then
   require('infill').setup(type(vim.g.infill_auto_setup) == 'table' and vim.g.infill_auto_setup or {})
 end

@@ -1,7 +1,8 @@
 /**
  * The VS Code side of Infill: starts `infill serve --stdio` through vscode-languageclient, shows the server's
  * `textDocument/inlineCompletion` answers as ghost text (VS Code runs each item's acceptance `command`), pushes the
- * `infill.*` settings to the server, and shows the server's status in the status bar.
+ * `infill.*` settings to the server, and shows the server's status in the status bar. Next-edit suggestions
+ * (`textDocument/copilotInlineEdit`) are shown by nextEditController.ts.
  *
  * The inline completion provider is registered at activation, not when the server has started: VS Code asks a
  * provider once per edit and does not ask again when a provider appears later, so text typed while the server starts
@@ -23,6 +24,7 @@ import {
 } from 'vscode-languageclient/node';
 
 import { DID_YANK, Yank, yanksOf } from './copies';
+import { NextEditController } from './nextEditController';
 import { matchPartialAcceptance, OfferedItem } from './partial';
 import { checkoutRoots, DEFAULT_COMMAND, findServer, missingServerMessage } from './serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from './settings';
@@ -93,6 +95,10 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
     private clientDisposables: vscode.Disposable[] = [];
     /** Items of the last inline completion answer, for partial-acceptance reports. */
     private offered: { uri: string; position: vscode.Position; items: OfferedItem[] } | undefined;
+    /** The document version the last inline completion answer with items was for (NES ghost text then waits). */
+    private offeredVersion: { uri: string; version: number } | undefined;
+    /** Next-edit suggestions (nextEditController.ts). */
+    nextEdit: NextEditController | undefined;
     /** Text accepted word by word or line by line from the current suggestion. */
     private acceptedSoFar = '';
     /** The running client once it has started, undefined when it is stopped or failed to start. Completion requests
@@ -272,6 +278,11 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
     async provideInlineCompletionItems(document: vscode.TextDocument, position: vscode.Position,
                                        context: vscode.InlineCompletionContext, token: vscode.CancellationToken,
     ): Promise<vscode.InlineCompletionItem[] | vscode.InlineCompletionList | undefined> {
+        // A next-edit suggestion that is an insertion at the cursor is shown as ordinary ghost text.
+        const nextEdit = this.nextEdit?.ghostItem(document, position);
+        if (nextEdit) {
+            return [nextEdit];
+        }
         const client = await unlessCancelled(this.clientReady, token);
         if (!client || token.isCancellationRequested || !client.initializeResult?.capabilities.inlineCompletionProvider) {
             return undefined;
@@ -291,6 +302,7 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
             return result;
         }
         const items = Array.isArray(result) ? result : result.items;
+        this.offeredVersion = items.length > 0 ? { uri: document.uri.toString(), version: document.version } : undefined;
         this.remember(document, position, items);
         const first = this.offered?.items[0];
         if (first && this.client === client) {
@@ -388,6 +400,28 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
         }
     }
 
+    /** Whether the last inline completion answer, with items, was for this document version. */
+    completionOffered(document: vscode.TextDocument): boolean {
+        return this.offeredVersion?.uri === document.uri.toString() && this.offeredVersion.version === document.version;
+    }
+
+    registerNextEdit(): void {
+        this.nextEdit = new NextEditController({
+            client: () => this.runningClient(),
+            configuration: () => this.configuration(),
+            output: this.output,
+            completionOffered: (document) => this.completionOffered(document),
+        });
+        const nextEdit = this.nextEdit;
+        const register = (name: string, run: () => unknown) =>
+            this.disposables.push(vscode.commands.registerCommand(name, run));
+        this.disposables.push(nextEdit);
+        register('infill.nextEdit.trigger', () => nextEdit.triggerNow());
+        register('infill.nextEdit.tab', () => nextEdit.tab());
+        register('infill.nextEdit.apply', () => nextEdit.apply());
+        register('infill.nextEdit.dismiss', () => nextEdit.dismiss());
+    }
+
     registerProvider(): void {
         this.disposables.push(vscode.languages.registerInlineCompletionItemProvider(DOCUMENT_SELECTOR, this));
     }
@@ -432,6 +466,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     extension = new InfillExtension();
     context.subscriptions.push(extension);
     extension.registerCommands();
+    extension.registerNextEdit();
     extension.registerProvider();
     await extension.start();
 }

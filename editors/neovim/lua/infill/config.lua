@@ -11,7 +11,9 @@ local M = {}
 ---@field accept_line string|false   Accept the rest of the suggestion's current line.
 ---@field next string|false          Show the next choice.
 ---@field prev string|false          Show the previous choice.
----@field dismiss string|false       Hide the suggestion.
+---@field dismiss string|false       Hide the suggestion (or the next edit when no suggestion is shown).
+---@field next_edit string|false     Normal mode: jump to the next edit, then apply it (accept does it in insert mode).
+---@field next_edit_dismiss string|false Normal mode: hide the next edit.
 
 ---@class infill.Options
 ---@field cmd string[]               The server command; a plain `infill` is looked up (lua/infill/server.lua).
@@ -39,6 +41,8 @@ M.defaults = {
     next = '<M-]>',
     prev = '<M-[>',
     dismiss = '<C-]>',
+    next_edit = '<Tab>',
+    next_edit_dismiss = '<Esc>',
   },
   notify_errors = true,
   send_yanks = true,
@@ -61,7 +65,9 @@ local function validate_keymaps(keymaps)
   check('keymaps', keymaps, 'table')
   for name, lhs in pairs(keymaps) do
     if M.defaults.keymaps[name] == nil then
-      error(('infill: unknown keymap %q (valid: accept, accept_word, accept_line, next, prev, dismiss)'):format(name), 0)
+      local valid = vim.tbl_keys(M.defaults.keymaps)
+      table.sort(valid)
+      error(('infill: unknown keymap %q (valid: %s)'):format(name, table.concat(valid, ', ')), 0)
     end
     if lhs ~= false and type(lhs) ~= 'string' then
       error(('infill: option keymaps.%s must be a key string or false, got %s'):format(name, vim.inspect(lhs)), 0)

@@ -150,6 +150,42 @@ local function check_status(infill)
   end
 end
 
+local function check_next_edit(infill, opts)
+  health.start('Next-edit suggestions')
+  local next_edit = require('infill.next_edit')
+  local nes = next_edit.settings(opts.settings)
+  if not nes.enabled then
+    health.info('off (settings.next_edit.enabled = false, or settings.enabled = false)')
+  else
+    local off = {}
+    for language, on in pairs(nes.languages) do
+      if on == false then
+        off[#off + 1] = language
+      end
+    end
+    table.sort(off)
+    health.ok(('on, asked %d ms after the last change%s'):format(nes.debounce_ms,
+      #off > 0 and (', except for ' .. table.concat(off, ', ')) or ''))
+  end
+  local keymaps = opts.keymaps
+  if keymaps and (keymaps.next_edit or keymaps.accept) then
+    health.ok(('keys: %s (normal mode) / %s (insert mode) jump to the edit, then apply it; %s dismisses it')
+      :format(tostring(keymaps.next_edit or 'none'), tostring(keymaps.accept or 'none'),
+        tostring(keymaps.next_edit_dismiss or keymaps.dismiss or 'none')))
+  else
+    health.info('no keys mapped: use :InfillNextEdit and :InfillNextEditDismiss')
+  end
+  for _, client in ipairs(infill.clients()) do
+    local advertised = next_edit.advertised(client)
+    if advertised then
+      health.ok(('client %d offers next edits (%s)'):format(client.id, advertised.method))
+    elseif client.initialized then
+      health.warn(('client %d: this server does not offer next-edit suggestions'):format(client.id),
+        { 'Update the Infill server (capabilities.experimental.infill.nextEdit is missing)' })
+    end
+  end
+end
+
 function M.check()
   local infill = require('infill')
   check_neovim(infill)
@@ -160,6 +196,7 @@ function M.check()
   check_server_command(opts)
   check_model(opts)
   check_status(infill)
+  check_next_edit(infill, opts)
 end
 
 return M

@@ -11,6 +11,7 @@ local status = require('infill.status')
 local accept = require('infill.accept')
 local server = require('infill.server')
 local yank = require('infill.yank')
+local next_edit = require('infill.next_edit')
 
 local M = {}
 
@@ -160,16 +161,27 @@ local function set_keymaps(bufnr, keymaps)
       return keymaps[name]
     end
   end
+  -- A next-edit suggestion comes after the ghost text: Tab accepts the ghost text when one is shown, else it jumps to
+  -- or applies the next edit (the action runs after the mapping: an expr map may not change the buffer).
+  local function next_edit_then(action)
+    if next_edit.visible() then
+      vim.schedule(action)
+      return true
+    end
+    return false
+  end
   map('accept', with_fallback('accept', function()
-    return vim.lsp.inline_completion.get()
-  end), 'accept the suggestion', true)
+    return vim.lsp.inline_completion.get() or next_edit_then(next_edit.jump_or_apply)
+  end), 'accept the suggestion or the next edit', true)
   map('accept_word', with_fallback('accept_word', function()
     return M.accept_part('word')
   end), 'accept the next word', true)
   map('accept_line', with_fallback('accept_line', function()
     return M.accept_part('line')
   end), 'accept the next line', true)
-  map('dismiss', with_fallback('dismiss', M.dismiss), 'dismiss the suggestion', true)
+  map('dismiss', with_fallback('dismiss', function()
+    return M.dismiss() or next_edit.dismiss()
+  end), 'dismiss the suggestion or the next edit', true)
   map('next', function()
     vim.lsp.inline_completion.select({ count = 1 })
   end, 'next suggestion')
@@ -184,6 +196,7 @@ local function on_attach(client, bufnr)
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   end
   set_keymaps(bufnr, opts.keymaps)
+  next_edit.attach(bufnr, opts.keymaps)
   api.nvim_exec_autocmds('User', { pattern = 'InfillAttach', modeline = false,
     data = { client_id = client.id, bufnr = bufnr } })
 end
@@ -367,6 +380,7 @@ function M.complete_subcommand(arg_lead)
 end
 
 M.statusline = status.statusline
+M.next_edit = next_edit
 
 -- Setup -----------------------------------------------------------------------------------------------------------
 
@@ -384,6 +398,15 @@ function M.setup(opts)
       local client = vim.lsp.get_client_by_id(ev.data.client_id)
       if client and client.name == NAME then
         on_attach(client, ev.buf)
+      end
+    end,
+  })
+  api.nvim_create_autocmd('LspDetach', {
+    group = attach_group,
+    callback = function(ev)
+      local client = vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == NAME then
+        next_edit.detach(ev.buf)
       end
     end,
   })

@@ -1,0 +1,118 @@
+"""The measures of a run, per mode and language, and the printed table.
+
+- exact: of the tasks with a next edit, the share where the proposed edit gives exactly the text after the true
+  next edit (whole file compared);
+- exact_any: ... or after another pending hunk of the same sequence (right, but not the one the user made next);
+- step: exact, or a part of the true next edit (nothing changed outside its lines, which got closer to their next
+  state: one of a hunk's two occurrences renamed, which accepting and the next suggestion would complete);
+- exact_in_window (scripted model): exact over the tasks whose true next edit lies inside the window the prompt
+  showed, so that a right rewrite exists: the pipeline's own losses (target 98 %);
+- location: of the tasks with a next edit, the share where the proposed edit overlaps the true hunk's lines;
+- false positives: of ALL tasks, the share with an edit proposed where the true next edit is elsewhere (no overlap)
+  or where there is none; `fp_wrong` leaves out proposals that are a LATER hunk of the same sequence (right, out of
+  the user's order); `fp_none` is the share of the "no next edit" tasks that got an edit;
+- helps / distracts (a real model): right suggestions (exact) against wrong ones (proposed, not exact) per task;
+- latency p50 / p95 of the copilotInlineEdit requests (client side, ms)."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from .harness import Outcome
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def share(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def measures(outcomes: Iterable[Outcome]) -> dict[str, Any]:
+    items = list(outcomes)
+    with_next = [o for o in items if o.has_next]
+    none = [o for o in items if not o.has_next]
+    subst = [o for o in with_next if o.substitution_like]
+    fp = [o for o in items if o.proposed and not o.location]
+    # of those, the ones that are not even a later hunk of the same sequence (right, but out of the user's order)
+    fp_wrong = [o for o in fp if not o.exact_any]
+    latencies = [o.latency_ms for o in items if not o.error]
+    right = sum(o.exact for o in with_next)
+    # scripted modes: the tasks whose true next edit lies inside the window the prompt showed (a right rewrite
+    # exists), where every miss is the pipeline's own loss
+    seen = [o for o in with_next if o.scripted == "rewrite"]
+    wrong = sum(o.proposed and not o.exact for o in items)
+    return {
+        "tasks": len(items), "with_next": len(with_next), "no_next": len(none),
+        "exact": share(right, len(with_next)),
+        "exact_any": share(sum(o.exact_any for o in with_next), len(with_next)),
+        "in_window": len(seen), "exact_in_window": share(sum(o.exact for o in seen), len(seen)),
+        "step": share(sum(o.step for o in with_next), len(with_next)),
+        "location": share(sum(o.location for o in with_next), len(with_next)),
+        "proposed": share(sum(o.proposed for o in items), len(items)),
+        "false_positives": share(len(fp), len(items)),
+        "fp_wrong": share(len(fp_wrong), len(items)),
+        "fp_none": share(sum(o.proposed for o in none), len(none)),
+        "substitution_like": len(subst),
+        "subst_exact": share(sum(o.exact for o in subst), len(subst)),
+        "subst_step": share(sum(o.step for o in subst), len(subst)),
+        "right": right, "wrong": wrong,
+        "errors": sum(bool(o.error) for o in items),
+        "p50_ms": _round(percentile(latencies, 50)), "p95_ms": _round(percentile(latencies, 95)),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def breakdown(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+    """Overall and per-language measures."""
+    languages = sorted({o.language for o in outcomes})
+    return {"all": measures(outcomes), **{lang: measures(o for o in outcomes if o.language == lang)
+                                          for lang in languages}}
+
+
+def losses(outcomes: Sequence[Outcome]) -> dict[str, int]:
+    """Why tasks with a next edit were not exact: the server's discard reason, the scripted model's view, or the
+    shape of the wrong answer."""
+    out: dict[str, int] = {}
+    for o in outcomes:
+        if o.has_next and not o.exact:
+            if o.error:
+                why = "error"
+            elif o.proposed:
+                why = "wrong edit (right place)" if o.location else "wrong place"
+            elif o.scripted and o.scripted != "rewrite":
+                why = f"model saw: {o.scripted}"
+            else:
+                why = f"no edit: {o.discarded or 'nothing proposed'}"
+            out[why] = out.get(why, 0) + 1
+        elif not o.has_next and o.proposed:
+            out["edit where none is due"] = out.get("edit where none is due", 0) + 1
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+COLUMNS = (("tasks", "tasks"), ("exact", "exact%"), ("exact_any", "any%"), ("step", "step%"), ("location", "loc%"),
+           ("false_positives", "FP%"), ("fp_wrong", "FPwrong%"), ("fp_none", "FPnone%"), ("subst_exact", "subst%"),
+           ("subst_step", "sstep%"),
+           ("substitution_like", "n_sub"), ("in_window", "n_win"), ("exact_in_window", "winEx%"),
+           ("right", "right"), ("wrong", "wrong"), ("p50_ms", "p50ms"), ("p95_ms", "p95ms"))
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def table(results: dict[str, dict[str, Any]]) -> str:
+    """One row per mode and language: `results[mode] = breakdown(...)`."""
+    header = f"{'mode':<22}{'lang':<12}" + "".join(f"{title:>9}" for _, title in COLUMNS)
+    rows = [header, "-" * len(header)]
+    for mode, by_language in results.items():
+        for language, m in by_language.items():
+            rows.append(f"{mode:<22}{language:<12}" + "".join(f"{_cell(m.get(key)):>9}" for key, _ in COLUMNS))
+    return "\n".join(rows)

@@ -1,0 +1,82 @@
+"""Where a window of code has strings and comments, by one regular-expression pass per language family.
+
+Propagation must not rename `count` inside the message "count must be positive" because the variable `count` was
+renamed, nor touch a commented-out line: an occurrence counts only in the same kind of region (code, string or
+comment) as the edit. A tree-sitter parse would be exact but costs a grammar per language and O(file); this pass is
+O(window), needs no grammar and is wrong only where a window starts inside a multi-line string or comment (the
+window's first lines are then read as code), which costs at worst one suggestion the user can ignore."""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+CODE = "code"
+STRING = "string"
+COMMENT = "comment"
+
+_SINGLE = r"'(?:\\.|[^'\\\n])*'"
+_DOUBLE = r'"(?:\\.|[^"\\\n])*"'
+_BACKTICK = r"`(?:\\.|[^`\\])*`"
+_TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
+_BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
+_RUST_CHAR = r"'(?:\\.[^'\n]{0,8}|[^'\\\n])'"  # a lifetime ('a) is not a string
+
+#: Language family → (comment patterns, string patterns). Unknown languages (plaintext, markdown) are all code.
+_FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "python": ((r"#[^\n]*",), (_TRIPLE, _SINGLE, _DOUBLE)),
+    "hash": ((r"#[^\n]*",), (_SINGLE, _DOUBLE)),
+    "c": ((r"//[^\n]*", _BLOCK), (_DOUBLE, _SINGLE)),
+    "js": ((r"//[^\n]*", _BLOCK), (_BACKTICK, _DOUBLE, _SINGLE)),
+    "rust": ((r"//[^\n]*", _BLOCK), (_DOUBLE, _RUST_CHAR)),
+    "dash": ((r"--[^\n]*",), (_DOUBLE, _SINGLE)),
+    "html": ((r"<!--[\s\S]*?(?:-->|\Z)",), (_DOUBLE, _SINGLE)),
+}
+_LANGUAGES = {
+    "python": "python",
+    **dict.fromkeys(("shellscript", "sh", "bash", "zsh", "ruby", "perl", "r", "yaml", "toml", "makefile",
+                     "dockerfile", "cmake", "elixir", "nim", "julia", "powershell"), "hash"),
+    **dict.fromkeys(("c", "cpp", "objective-c", "objective-cpp", "java", "csharp", "kotlin", "scala", "swift", "dart",
+                     "php", "groovy", "cuda", "zig", "json", "jsonc", "css", "scss", "less"), "c"),
+    **dict.fromkeys(("javascript", "javascriptreact", "typescript", "typescriptreact", "go", "vue", "svelte"), "js"),
+    "rust": "rust",
+    **dict.fromkeys(("lua", "sql", "haskell", "ada", "elm"), "dash"),
+    **dict.fromkeys(("html", "xml", "svg"), "html"),
+}
+
+
+@lru_cache(maxsize=None)
+def _pattern(family: str) -> re.Pattern[str]:
+    comments, strings = _FAMILIES[family]
+    return re.compile("|".join([f"(?P<c{i}>{p})" for i, p in enumerate(comments)]
+                               + [f"(?P<s{i}>{p})" for i, p in enumerate(strings)]))
+
+
+@dataclass(frozen=True)
+class Regions:
+    """The string and comment spans of one text, sorted; everything else is code."""
+
+    starts: tuple[int, ...] = ()
+    ends: tuple[int, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+    def kind_at(self, offset: int) -> str:
+        """CODE, STRING or COMMENT for the character at `offset` (a quote or comment marker belongs to its span)."""
+        i = bisect.bisect_right(self.starts, offset) - 1
+        if i >= 0 and offset < self.ends[i]:
+            return self.kinds[i]
+        return CODE
+
+
+def regions(text: str, language: str) -> Regions:
+    family = _LANGUAGES.get(language.lower())
+    if family is None:
+        return Regions()
+    starts, ends, kinds = [], [], []
+    for match in _pattern(family).finditer(text):
+        starts.append(match.start())
+        ends.append(match.end())
+        kinds.append(COMMENT if (match.lastgroup or "").startswith("c") else STRING)
+    return Regions(tuple(starts), tuple(ends), tuple(kinds))

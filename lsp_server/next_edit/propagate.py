@@ -1,0 +1,321 @@
+"""Model-free next edits: repeat the user's last substitution at the next place where the old text still stands.
+
+The commonest next edit is the same change again: a renamed identifier's other uses, a changed literal or argument
+at the next call, a parameter added to the next call. When the last history event is such a substitution, the next
+occurrence of its old text in the same role is the prediction: found in O(window), no model call, and right far more
+often than a small model (docs/next-edit.md has the benchmark). Anything else (new code, several different changes,
+a half-typed argument) is not a substitution, and this module proposes nothing.
+
+The event's lines are diffed token by token (identifiers, numbers, single punctuation, whitespace runs); every changed
+span must be the same change. A change that is not a whole identifier on both sides (a literal, an inserted
+argument, a deletion) is widened with its neighbouring tokens until its old side holds a name, so that `timeout=30`
+→ `timeout=60` is looked for as `timeout=30`, never as any `30`. Occurrences must start and end at token boundaries,
+lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
+when the edited one was."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from engine.next_edit.types import EditEvent, TextEdit
+
+from .lexical import CODE, regions
+
+#: A difflib opcode: (tag, i1, i2, j1, j2).
+Op = tuple[str, int, int, int, int]
+_TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
+_NAME = re.compile(r"[^\W\d]\w*\Z")
+_WORDY = re.compile(r"\w")
+#: How many neighbouring tokens a change may be widened by to find a name to anchor it.
+_WIDEN = 6
+_QUOTES = frozenset("'\"`")
+#: A change whose new side ends in one of these is still being typed (`f(a, ` → `f(a, b)`): not worth repeating.
+_UNFINISHED = frozenset(",([{=.\\")
+_PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+#: The longest old or new text of a substitution (characters): longer changes are rewrites, not substitutions.
+MAX_CHARS = 400
+#: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
+ADJACENT_LINES = 1
+#: Changed spans on at most this many line breaks may be taken together as one change.
+MAX_UNION_LINES = 2
+
+
+@dataclass(frozen=True)
+class Substitution:
+    """`old` → `new`, to be repeated where `old` stands in the same role."""
+
+    old: str
+    new: str
+    #: The old text is one identifier (a rename): occurrences must be whole words.
+    name: bool
+    #: A name used as an attribute (`x.old`): occurrences must be attributes too, and bare names must be bare.
+    attribute: bool
+    #: The kind of region the edit was in (lexical.CODE / STRING / COMMENT).
+    region: str
+    #: Text added at (or removed from) the end of a line: occurrences must end their line too.
+    at_line_end: bool = False
+    #: A name in a type position (after ":" or "->"): occurrences must be in one too.
+    lead: str = ""
+    #: Where `old` began in the hunk's new text (the caller may look up the region there in the whole document).
+    offset: int = 0
+    #: The characters just before and after the edited text (its shape in prose: `{Options}`, `` `x` ``).
+    around: tuple[str, str] = ("", "")
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def _is_name(token: str) -> bool:
+    return bool(_NAME.match(token))
+
+
+#: Keywords of the common languages: replacing one is a change of code, never a rename to repeat (literals such as
+#: `null` → `undefined` are substitutions like any other).
+KEYWORDS = frozenset("""
+    and as assert async await break case catch class const continue def default del delete do elif else enum
+    except export extends final finally fn for from func function global go if impl import in instanceof
+    interface is lambda let loop match mod mut new nonlocal not or package pass pub raise return static struct
+    super switch throw try type typeof use var void where while with yield
+""".split())
+
+
+def _has_anchor(tokens: list[str]) -> bool:
+    return any(_is_name(t) for t in tokens)
+
+
+def _balanced(text: str) -> tuple[int, ...]:
+    return tuple(text.count(a) - text.count(b) for a, b in _PAIRS)
+
+
+def _enclosure(a: list[str], i1: int, i2: int) -> tuple[int, int] | None:
+    """(left, right) widening that takes in the brackets around tokens [i1, i2) and the name before them, within
+    the line: an argument added to `f(a, b)` is looked for as `f(a, b)`. None without enclosing brackets."""
+    closers = {b: o for o, b in _PAIRS}
+    openers = {o for o, _ in _PAIRS}
+    depth, i = 0, i1 - 1
+    while i >= 0 and "\n" not in a[i]:
+        if a[i] in closers:
+            depth += 1
+        elif a[i] in openers:
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    else:
+        return None
+    opener = i
+    if opener > 0 and _is_name(a[opener - 1]):
+        opener -= 1
+    depth, j = 0, i2
+    while j < len(a) and "\n" not in a[j]:
+        if a[j] in openers:
+            depth += 1
+        elif a[j] in closers:
+            if depth == 0:
+                return i1 - opener, j - i2 + 1
+            depth -= 1
+        j += 1
+    return None
+
+
+def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | None:
+    """How many unchanged tokens left and right of the change make it a findable substitution, and whether it is
+    anchored at the end of its line; None: it is not a substitution."""
+    _, i1, i2, j1, j2 = op
+    core_old, core_new = a[i1:i2], b[j1:j2]
+    if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
+        if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
+            return None  # `from` → `innerFrom` is no rename of `from`
+        return 0, 0, False  # a rename
+    if not core_old or not core_new:  # an insertion or a deletion
+        if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
+            return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
+        enclosed = _enclosure(a, i1, i2)
+        if enclosed is not None:
+            return (*enclosed, False)
+    left = 0
+    while not _has_anchor(a[i1 - left:i2]):  # anchored by the name before it
+        if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
+            return None
+        left += 1
+    right = 0
+    if not core_old or not core_new or not any(_WORDY.match(t) for t in core_old + core_new):
+        # an insertion, a deletion or an operator: the name after it too, or else the end of the line
+        while right < _WIDEN and i2 + right < len(a) and "\n" not in a[i2 + right] \
+                and not _has_anchor(a[i2:i2 + right]):
+            right += 1
+        if not _has_anchor(a[i2:i2 + right]):
+            tail = a[i2:]
+            at_end = not tail or "\n" in "".join(tail[:right + 1]) or not "".join(tail).strip()
+            if not core_old or not core_new:
+                return (left, 0, True) if at_end else None
+            return left, right, False
+    return left, right, False
+
+
+def _lead(a: list[str], i: int) -> str:
+    """The type-position marker (":" or "->") just before token `i`, or ""."""
+    k = i - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k >= 0 and a[k] == ":":
+        return ":"
+    if k >= 1 and a[k] == ">" and a[k - 1] == "-":
+        return "->"
+    return ""
+
+
+def _spans(a: list[str], b: list[str], ops: list[Op], left: int, right: int
+           ) -> set[tuple[str, str]] | None:
+    out = set()
+    for _, k1, k2, l1, l2 in ops:
+        if k1 - left < 0 or l1 - left < 0 or k2 + right > len(a) or l2 + right > len(b):
+            return None
+        out.add(("".join(a[k1 - left:k2 + right]), "".join(b[l1 - left:l2 + right])))
+    return out
+
+
+@lru_cache(maxsize=64)
+def substitution(old: str, new: str, language: str = "") -> Substitution | None:
+    """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
+
+    Either every changed span is the same change (a rename made twice in the hunk), or the spans together are one
+    change (`text_input.readline()` → `next(text_input)`, two annotations rewritten on two lines) whose old text
+    holds at least two names, so that finding it again is no accident."""
+    a, b = _tokens(old), _tokens(new)
+    if len(a) > 4000 or len(b) > 4000:  # a rewrite of a whole region: not a substitution
+        return None
+    ops: list[Op] = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                     if op[0] != "equal"]
+    if not ops:
+        return None
+    found = _one_change(a, b, ops)
+    if found is None and len(ops) > 1:
+        union: Op = ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])
+        joined = "".join(a[union[1]:union[2]])
+        if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
+            found = _one_change(a, b, [union], lines=True)
+    if found is None:
+        return None
+    old_text, new_text, op, left, at_end = found
+    _, i1, _, j1, _ = op
+    start = sum(len(t) for t in b[:j1 - left])
+    before = "".join(a[:i1 - left]).rstrip(" \t")
+    region = regions(new, language).kind_at(start) if language else CODE
+    name = _is_name(old_text)
+    after = "".join(b[j1 - left:])[len(new_text):][:1]
+    return Substitution(old_text, new_text, name=name, attribute=before.endswith("."), region=region,
+                        at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
+                        around=(new[start - 1:start], after))
+
+
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
+                ) -> tuple[str, str, Op, int, bool] | None:
+    widening = _widening(a, b, ops[0])
+    if widening is None:
+        return None
+    left, right, at_end = widening
+    _, i1, i2, j1, j2 = ops[0]
+    # A changed word inside quotes is the quoted literal: "debug" → "info", not every `debug` in a string.
+    if i1 - left > 0 and i2 + right < len(a) and a[i1 - left - 1] in _QUOTES and a[i2 + right] == a[i1 - left - 1]:
+        left += 1
+        right += 1
+    spans = _spans(a, b, ops, left, right)
+    if spans is None or len(spans) != 1:
+        return None  # several different changes: not one substitution
+    old_text, new_text = spans.pop()
+    if not old_text.strip() or old_text.strip() == new_text.strip():
+        return None  # a whitespace change
+    if not lines and ("\n" in old_text or "\n" in new_text):
+        return None
+    if len(old_text) > MAX_CHARS or len(new_text) > MAX_CHARS:
+        return None
+    stripped = new_text.rstrip()
+    if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]):
+        return None
+    if _balanced(old_text) != _balanced(new_text):
+        return None  # an unclosed bracket: still being typed
+    return old_text, new_text, ops[0], left, at_end
+
+
+def _pattern(sub: Substitution) -> re.Pattern[str]:
+    body = re.escape(sub.old).replace("\\\n", r"\r?\n")  # a CRLF document holds the same lines
+    head = r"(?<!\w)" if _WORDY.match(sub.old[0]) else ""
+    tail = r"(?!\w)" if _WORDY.match(sub.old[-1]) else ""
+    if sub.at_line_end:
+        tail += r"(?=[ \t]*(?:\r|\n|\Z))"
+    return re.compile(head + body + tail)
+
+
+def _lead_at(text: str, start: int) -> str:
+    before = text[max(0, start - 40):start].rstrip(" \t")
+    return "->" if before.endswith("->") else ":" if before.endswith(":") else ""
+
+
+def _attribute_at(text: str, start: int) -> bool:
+    i = start - 1
+    while i >= 0 and text[i] in " \t":
+        i -= 1
+    return i >= 0 and text[i] == "."
+
+
+def occurrences(sub: Substitution, text: str, language: str = ""):
+    """Spans (start, end) of `text` where `sub.old` stands in the same role as the edited one, in order."""
+    lexed = None
+    # Where the new text contains the old one (`foo` → `self.foo`), an old text inside an already replaced new one is
+    # not an occurrence.
+    at = sub.new.find(sub.old)
+    # An old text with two names or more recurs verbatim only by design: its region does not matter.
+    anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
+    for match in _pattern(sub).finditer(text):
+        start, end = match.span()
+        if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
+            continue
+        if sub.name and _attribute_at(text, start) != sub.attribute:
+            continue
+        if sub.lead and _lead_at(text, start) != sub.lead:
+            continue
+        if not anchored:
+            if lexed is None:
+                lexed = regions(text, language)
+            if lexed.kind_at(start) != sub.region:
+                continue
+        yield start, end
+
+
+def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
+              names_only: bool = False, region: str | None = None) -> TextEdit | None:
+    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text`
+    (wrapping to the start), or None. Occurrences on the same line or the line right after it are one edit (the
+    next hunk as the user would make it; chaining reaches the rest). `names_only`: only renames (an event of
+    another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit is in, as
+    the whole document says (the hunk alone cannot tell a line inside a block comment). Pure; O(len(text))."""
+    sub = substitution(history_event.old, history_event.new, language)
+    if sub is None or (names_only and not sub.name):
+        return None
+    if region is not None and region != sub.region:
+        sub = dataclasses.replace(sub, region=region)
+    spans = list(occurrences(sub, text, language))
+    if not spans:
+        return None
+    if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
+        shaped = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around]
+        spans = shaped or spans
+    first = next((i for i, (start, _) in enumerate(spans) if start >= cursor), 0)
+    chosen = [spans[first]]
+    for start, end in spans[first + 1:]:
+        between = text[chosen[0][1]:start]  # on the first one's line or the line after it, no farther
+        if between.count("\n") + between.count("\r") - between.count("\r\n") > ADJACENT_LINES:
+            break
+        chosen.append((start, end))
+    begin, finish = chosen[0][0], chosen[-1][1]
+    pieces, at = [], begin
+    for start, end in chosen:
+        pieces += [text[at:start], sub.new]
+        at = end
+    return TextEdit(begin, finish, "".join(pieces))

@@ -1,0 +1,153 @@
+"""Smoke test of the next-edit benchmark (bench/next_edit): task construction, the scripted model against the real
+prompt formats, and a handful of tasks through the real server with the scripted model and with propagation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bench.next_edit import tasks as T
+from bench.next_edit.build import load_records
+from bench.next_edit.cli import BASE_OPTIONS, load_tasks, mode_table
+from bench.next_edit.harness import apply_edit, offset_of, overlaps, run_mode
+from bench.next_edit.report import measures
+from bench.next_edit.scripted import FORMS, ScriptedModel
+from engine.next_edit.formats import parse, render
+from engine.next_edit.types import EditEvent, NextEditOptions, NextEditRequest
+
+OLD = """def area(width, height):
+    return width * height
+
+
+def report(shape):
+    print(area(shape.width, shape.height))
+    label = shape.name
+    total = area(shape.width, shape.height)
+    return total
+
+
+def perimeter(width, height):
+    # twice the sum of the sides
+    doubled = 2 * (width + height)
+    return doubled
+
+
+def describe(shape):
+    name = type(shape).__name__
+    sides = (shape.width, shape.height)
+    return f"{name} {sides}"
+"""
+#: A rename applied at its three places, and an unrelated edit (its own sequence).
+NEW = """def surface(width, height):
+    return width * height
+
+
+def report(shape):
+    print(surface(shape.width, shape.height))
+    label = shape.name
+    total = surface(shape.width, shape.height)
+    return total
+
+
+def perimeter(width, height):
+    # twice the sum of the sides
+    doubled = 2 * (width + height)
+    return doubled
+
+
+def describe(shape):
+    name = type(shape).__name__
+    sides = (shape.width, shape.height)
+    return f"{name}: {sides}"
+"""
+
+
+def rename_record() -> dict:
+    record = T.file_record("python", "demo", ("1.0", "1.1"), "demo/geometry.py", OLD, NEW, no_edit_rate=1.0)
+    assert record is not None
+    return record
+
+
+def apply_change(text: str, change: T.Change) -> str:
+    start, end = offset_of(text, *change.start), offset_of(text, *change.end)
+    return text[:start] + change.text + text[end:]
+
+
+def test_tasks_replay_to_the_current_text_and_name_the_next_hunk() -> None:
+    record = rename_record()
+    tasks = T.expand(record, "smoke")
+    rename = [t for t in tasks if t.sequence_length == 3]
+    assert [t.replayed for t in rename] == [1, 2, 3]  # two next-edit tasks and the "no next edit" one
+    for task in tasks:
+        text = task.base
+        for change in task.changes:
+            text = apply_change(text, change)
+        assert text == task.current
+    first = rename[0]
+    assert first.changes[0].text == "surface" and first.cursor == (0, len("def surface"))
+    assert first.expected is not None and first.expected.count("surface") == 2
+    assert first.expected_lines == (5, 6) and first.substitution_like
+    assert rename[-1].expected is None and rename[-1].current == T.normalise(NEW)
+    # the unrelated edit was a sequence of its own: in the rename's tasks it is already made
+    assert '{name}: {sides}' in first.base
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_scripted_model_returns_the_true_window_in_each_form(form: str) -> None:
+    task = T.expand(rename_record(), "smoke")[0]
+    cursor = offset_of(task.current, *task.cursor)
+    request = NextEditRequest(path="demo/geometry.py", language="python", text=task.current, cursor=cursor,
+                              history=(EditEvent("demo/geometry.py", 0, OLD.splitlines(True)[0],
+                                                 task.current.splitlines(True)[0]),))
+    rendered = render(request, NextEditOptions(), form)
+    model = ScriptedModel(form)
+    model.expect(task.current, task.expected, cursor)
+    output = model.answer(rendered.shown if rendered.messages else rendered.text)
+    assert model.last == "rewrite" and model.unparsed == 0
+    stops = [s for s in rendered.format.stop if s in output]
+    ended_by = min(stops, key=output.index) if stops else None
+    parsed = parse(rendered, output[:output.index(ended_by)] if ended_by else output, ended_by, False)
+    window = rendered.window
+    assert parsed.window is not None
+    assert task.current[:window.start] + parsed.window + task.current[window.end:] == task.expected
+
+
+def test_judging_an_edit() -> None:
+    task = T.expand(rename_record(), "smoke")[0]
+    right = {"range": {"start": {"line": 5, "character": 10}, "end": {"line": 5, "character": 14}},
+             "text": "surface"}
+    assert apply_edit(task.current, right)[0] == task.expected
+    assert overlaps((5, 5), task.expected_lines) and not overlaps((7, 7), task.expected_lines)
+    assert overlaps((4, 4), (5, 5)) and overlaps((5, 5), (5, 5)) and not overlaps((6, 6), (5, 5))
+
+
+def test_committed_data_has_four_languages_and_both_splits() -> None:
+    for split in ("dev", "heldout"):
+        records = load_records(split)
+        languages = {r["language"] for r in records}
+        assert {"python", "javascript", "typescript", "c"} <= languages
+        assert all(r["package"] and r["from"] != r["to"] and r["path"] for r in records)
+    dev = {r["package"] for r in load_records("dev")}
+    assert not dev & {r["package"] for r in load_records("heldout")}
+
+
+def test_a_few_tasks_through_the_server() -> None:
+    """The rename task with the scripted sweep model and with propagation, plus a few committed tasks."""
+    tasks = T.expand(rename_record(), "smoke") + load_tasks("dev", ["python"], 3)
+    modes = mode_table([])
+
+    async def go():
+        return {name: await run_mode(modes[name], tasks, BASE_OPTIONS, progress=False)
+                for name in ("scripted-sweep", "propagation")}
+
+    results = asyncio.run(go())
+    for name, outcomes in results.items():
+        assert len(outcomes) == len(tasks) and not any(o.error for o in outcomes), name
+        m = measures(outcomes)
+        assert m["p50_ms"] is not None
+    for name in ("scripted-sweep", "propagation"):
+        first, second, none = results[name][:3]
+        assert first.exact and second.exact, name           # the rename's next places, found
+        assert not none.proposed, name                      # nothing after the last one
+    assert results["propagation"][0].source == "propagated"

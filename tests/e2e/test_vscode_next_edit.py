@@ -1,0 +1,226 @@
+"""Next-edit suggestions in a real VS Code: code-server 4.96.4 (VS Code 1.96.4) with the extension packaged from
+source, driven through Chromium (tests/e2e/vscode_driver.js), with the real `infill serve --stdio`.
+
+The user renames a parameter; the server's model-free propagation proposes the same rename four lines below (no model
+output is involved: the completion model is the tiny test model, which is no next-edit model, so the server asks it
+nothing for next edits). The extension draws it with decorations — the old name struck through, the new one after it,
+a hint on the cursor line naming the line —, Tab moves the cursor there, Tab again applies it and reports it, and the
+next occurrence is proposed at once (chaining); Escape dismisses. Screenshots of the decorations and of a
+multi-line edit (a box) are taken in the session's directory; with INFILL_UPDATE_SCREENSHOTS=1 they replace
+docs/images/next-edit-vscode.png and docs/images/next-edit-vscode-lines.png (the pictures in docs/editors.md).
+
+Ordinary ghost text is turned off in this session (`editor.inlineSuggest.enabled: false`) so that the tiny model's
+suggestions never take Tab; next-edit decorations do not depend on it. Tools as for tests/e2e/test_vscode_editor.py
+(`bash scripts/vscode-editor.sh`); it skips, naming what is missing, only without them, node or llama-server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_neovim_next_edit import SOURCE
+from .test_vscode_editor import WAIT, VSCode, machine_settings, open_vscode, toolchain, user_settings, vsix
+
+SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
+
+__all__ = ["toolchain", "vsix"]  # fixtures, used by name
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode.png"
+BOX_SCREENSHOT = REPO / "docs" / "images" / "next-edit-vscode-lines.png"
+FILE = "scale.py"
+UPDATE_SCREENSHOTS = os.environ.get("INFILL_UPDATE_SCREENSHOTS") == "1"
+HINT = "→ edit at line 5, Tab (Esc to dismiss)"
+#: A second file, so that the second scenario's rename is the newest edit of its document (the server coalesces
+#: nearby edits of one document into one history event).
+SHIFT_FILE = "shift.py"
+SHIFT = '''def shift(points, dx):
+    """Move every point right by dx."""
+    moved = []
+
+    for x, y in points:
+        moved.append((x + dx, y))
+    return moved
+'''
+
+
+@pytest.fixture(scope="module")
+def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server_binary: str,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[VSCode]:
+    root = tmp_path_factory.mktemp("vscode-next-edit")
+    user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
+            "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
+    with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT}, viewport=(1000, 420)) as session:
+        session.gate.touch()  # no need to hold the server back here
+        yield session
+
+
+def editor_lines(vscode: VSCode) -> list[dict[str, Any]]:
+    return vscode.driver("editorLines")
+
+
+def line_texts(vscode: VSCode) -> list[str]:
+    return [line["text"] for line in editor_lines(vscode)]
+
+
+def cursor(vscode: VSCode) -> tuple[int, int] | None:
+    """(line, column), 1-based, from the status bar's "Ln 5, Col 12"."""
+    for item in vscode.driver("statusBar"):
+        found = re.search(r"Ln (\d+), Col (\d+)", item)
+        if found:
+            return int(found.group(1)), int(found.group(2))
+    return None
+
+
+def drawn(vscode: VSCode, line: int, struck: str, hint_line: int) -> list[dict[str, Any]] | None:
+    """The editor's lines once line `line` (0-based) shows `struck` struck through and the hint is on `hint_line`."""
+    lines = editor_lines(vscode)
+    if len(lines) <= max(line, hint_line) or struck not in lines[line]["struck"]:
+        return None
+    hint = lines[hint_line]
+    if HINT_PATTERN.search(hint["text"] + " ".join(hint["pseudo"])) is None:
+        return None
+    return lines
+
+
+HINT_PATTERN = re.compile(r"→ (edit at line \d+, Tab|Tab to apply the edit)")
+
+
+def saved(vscode: VSCode, name: str = FILE) -> str:
+    return vscode.saved_text(name, (vscode.workspace / name).read_text())
+
+
+def log_text(vscode: VSCode) -> str:
+    log = vscode.extension_log()
+    return log.read_text(errors="replace") if log else ""
+
+
+def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VSCode) -> None:
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    d("open", name=FILE, contains="def scale(points, factor):", timeout=WAIT)
+    # Rename the parameter: select `factor` on line 1 and type `k`.
+    d("press", key="Control+Home")
+    d("press", key="End")
+    d("press", key="ArrowLeft")
+    d("press", key="ArrowLeft")
+    d("press", key="Control+Shift+ArrowLeft")
+    d("type", text="k")
+    lines = vscode.wait_for(lambda: drawn(vscode, 4, "factor", 0), "the next edit drawn on line 5")
+    hint = lines[0]["text"] + " ".join(lines[0]["pseudo"])
+    assert HINT in hint, lines[0]
+    line5 = lines[4]["text"] + " ".join(lines[4]["pseudo"])
+    assert "k" in line5.replace("x = x * factor", ""), lines[4]
+    assert lines[4]["struck"] == ["factor"], lines[4]
+    assert lines[1]["struck"] == [], "the docstring's 'factor' is prose: not proposed"
+    shot = vscode.root / "next-edit.png"
+    d("screenshot", file=str(shot))
+    if UPDATE_SCREENSHOTS:
+        shutil.copyfile(shot, SCREENSHOT)
+    assert "Sending notification 'textDocument/didShowInlineEdit'" in log_text(vscode)
+    assert (vscode.workspace / FILE).read_text() == SOURCE, "showing the edit changes nothing"
+
+    d("press", key="Tab")  # jump
+    vscode.wait_for(lambda: cursor(vscode) == (5, 17), "the cursor to jump to the edit (Ln 5, Col 17)")
+    vscode.wait_for(lambda: drawn(vscode, 4, "factor", 4), "the hint on the cursor's new line")
+    assert "def scale(points, k):" in line_texts(vscode)[0]
+
+    d("press", key="Tab")  # apply
+    vscode.wait_for(lambda: "Sending request 'workspace/executeCommand" in log_text(vscode), "the accept command")
+    # Chaining: the next use, two lines below, is proposed without any typing; it is near, Tab applies it.
+    vscode.wait_for(lambda: (lines := editor_lines(vscode)) and lines[6]["struck"] == ["factor"]
+                    and "x * k" in lines[4]["text"], "the chained next edit")
+    d("press", key="Tab")
+    text = saved(vscode)
+    assert text.splitlines()[4:7] == ["        x = x * k", "", "        y = y * k"], text
+    assert text.splitlines()[0] == "def scale(points, k):"
+    assert text.splitlines()[1] == '    """Multiply every point by the factor."""'
+    assert len(re.findall(r"Sending request 'workspace/executeCommand", log_text(vscode))) >= 2
+
+
+def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)  # (when run alone: the server must be up before the edit)
+    d("open", name=SHIFT_FILE, contains="def shift(points, dx):", timeout=WAIT)
+    # Rename `points` on line 1 (cursor after it): its next use on line 5 is proposed.
+    d("press", key="Control+Home")
+    d("press", key="Home")
+    for _ in range(len("def shift(points")):
+        d("press", key="ArrowRight")
+    d("press", key="Control+Shift+ArrowLeft")
+    d("type", text="pts")
+    lines = vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
+    assert HINT in lines[0]["text"] + " ".join(lines[0]["pseudo"]), lines[0]
+    d("press", key="Escape")
+    vscode.wait_for(lambda: not any(line["struck"] for line in editor_lines(vscode)), "the edit to be dismissed")
+    assert not any(HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"])) for line in editor_lines(vscode))
+    # With nothing shown Tab is VS Code's own: it indents at the cursor.
+    d("press", key="Tab")
+    text = saved(vscode, SHIFT_FILE)
+    assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
+
+
+CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
+LOOP = "total = 0\nfor v in values:\n    total += v"
+
+
+def test_ghost_text_for_an_insertion_after_the_cursor_then_a_box_for_several_lines(
+        toolchain: dict[str, str], vsix: Path, tiny_model: Path, tmp_path: Path) -> None:
+    """The other displays. An edit that only inserts text on the cursor's line, after the cursor, is ordinary ghost
+    text; an edit of several lines is drawn as a box. A scripted server (tests/e2e/next_edit_scripted_server.py)
+    proposes `add(a)` → `add(a, b)`, then `old_total` → three lines; it offers no inline completion, so the ghost text
+    can only be the next edit."""
+    log = tmp_path / "server-log.jsonl"
+    rules = json.dumps([["add(a)", "add(a, b)"], ["old_total", LOOP]])
+    machine = {"infill.server.command": sys.executable,
+               "infill.server.args": [str(SCRIPTED), rules, "-", "ok", str(log)]}
+    user = {**user_settings(tiny_model), "infill.nextEdit.debounceMs": 50}
+    with open_vscode(toolchain, vsix, tmp_path / "session", user, machine, {"calc.py": CALC}) as vscode:
+        d = vscode.driver
+
+        def received(method: str) -> list[dict[str, Any]]:
+            lines = log.read_text().splitlines() if log.exists() else []
+            return [m for m in (json.loads(line) for line in lines) if m.get("method") == method]
+
+        d("open", name="calc.py", contains="x = add(a)", timeout=WAIT)
+        vscode.wait_for(lambda: received("textDocument/didOpen"), "the scripted server to have the file")
+        d("press", key="Control+Home")
+        d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+        assert d("ghost", timeout=WAIT) == ", b"
+        assert not any(line["struck"] for line in editor_lines(vscode)), "ghost text, not decorations"
+        d("press", key="Tab")
+        d("noGhost", timeout=WAIT)
+        applied = CALC.replace("add(a)", "add(a, b)")
+        assert vscode.saved_text("calc.py", CALC) == applied
+        vscode.wait_for(lambda: received("workspace/executeCommand"), "the accept command")
+        assert received("workspace/executeCommand")[0]["params"] == {"command": "infill.acceptInlineEdit",
+                                                                     "arguments": ["scripted-4"]}
+        assert received("textDocument/didShowInlineEdit"), "the ghost text was reported as shown"
+        # Chaining: asked again at once after the accept; the answer, four lines below, has three lines: a box (an
+        # SVG image after the struck-through text) and the hint on the cursor's line.
+        def box_drawn() -> list[dict[str, Any]] | None:
+            lines = editor_lines(vscode)
+            box = len(lines) > 4 and any("image/svg+xml" in p for p in lines[4]["pseudo"])
+            return lines if box and lines[4]["struck"] == ["old_total"] else None
+
+        lines = vscode.wait_for(box_drawn, "the multi-line edit drawn as a box")
+        assert HINT_PATTERN.search(lines[0]["text"] + " ".join(lines[0]["pseudo"])), lines[0]
+        d("screenshot", file=str(tmp_path / "box.png"))
+        if UPDATE_SCREENSHOTS:
+            shutil.copyfile(tmp_path / "box.png", BOX_SCREENSHOT)
+        d("press", key="Tab")  # jump
+        vscode.wait_for(lambda: cursor(vscode) == (5, 1), "the cursor at the edit")
+        d("press", key="Tab")  # apply
+        assert vscode.saved_text("calc.py", applied) == applied.replace("old_total", LOOP)
+        commands = [m["params"]["arguments"] for m in received("workspace/executeCommand")]
+        assert commands[-1] == [f"scripted-{applied.index('old_total')}"], commands

@@ -1,0 +1,146 @@
+"""Model-free propagation: which changes are substitutions, and where they are repeated."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.next_edit.types import EditEvent
+from lsp_server.next_edit.propagate import propagate, substitution
+
+
+def _next(old: str, new: str, text: str, cursor: int = 0, language: str = "python", **kw) -> tuple[str, str] | None:
+    edit = propagate(EditEvent("a.py", 0, old, new), text, cursor, language, **kw)
+    return None if edit is None else (text[edit.start:edit.end], edit.text)
+
+
+def test_a_renamed_name_is_repeated_at_its_next_use_not_in_strings_or_comments():
+    text = "def f(total):\n    # count of items\n    print('count')\n    return count + 1\n"
+    assert _next("def f(count):\n", "def f(total):\n", text) == ("count", "total")
+    edit = propagate(EditEvent("a.py", 0, "def f(count):\n", "def f(total):\n"), text, 0, "python")
+    assert edit is not None and text[:edit.start].endswith("return ")
+
+
+def test_whole_words_only_and_attributes_stay_attributes():
+    text = "counter = count_all\nobj.count = 2\ncount = 3\n"
+    assert _next("count = 1\n", "total = 1\n", text) == ("count", "total")
+    edit = propagate(EditEvent("a.py", 0, "count = 1\n", "total = 1\n"), text, 0, "python")
+    assert edit is not None and edit.start == text.index("\ncount = 3") + 1
+    assert _next("x = self.size\n", "x = self.length\n", "size = 1\ny = self.size\n") == ("size", "length")
+
+
+def test_after_the_cursor_first_then_wrapping():
+    text = "foo()\nfoo()\n"
+    edit = propagate(EditEvent("a.py", 0, "foo = 1\n", "bar = 1\n"), text, 3, "python")
+    assert edit is not None and edit.start == 6
+    edit = propagate(EditEvent("a.py", 0, "foo = 1\n", "bar = 1\n"), text, 7, "python")
+    assert edit is not None and edit.start == 0
+
+
+def test_a_changed_literal_is_anchored_by_its_name():
+    assert _next("sleep(30)\n", "sleep(60)\n", "n = 30\nsleep(30)\n") == ("sleep(30", "sleep(60")
+    assert _next("timeout = 30\n", "timeout = 60\n", "retries = 30\n") is None
+
+
+def test_an_added_argument_is_repeated_at_the_same_call():
+    assert _next("process(data)\n", "process(data, verbose=True)\n", "print(data)\nprocess(data)\n") == \
+        ("process(data)", "process(data, verbose=True)")
+    assert _next("f(a, b, c)\n", "f(a, b)\n", "g(a, b, c)\nf(a, b, c)\n") == ("f(a, b, c)", "f(a, b)")
+
+
+def test_a_quoted_literal_is_replaced_whole():
+    assert _next("log('debug')\n", "log('info')\n", "s = 'debug mode'\nlog('debug')\n") == ("'debug'", "'info'")
+
+
+def test_a_qualifier_put_before_a_name():
+    assert _next("return foo\n", "return self.foo\n", "self.foo = 1\nfoo()\n") == ("foo", "self.foo")
+
+
+@pytest.mark.parametrize("old,new", [
+    ("a = 1\n", "a = 1\nb = 2\n"),  # new code
+    ("process(data)\n", "process(data, \n"),  # still being typed
+    ("f(x)\n", "f(x, g(\n"),  # an unclosed bracket
+    ("x = 1\n", "x  =  1\n"),  # whitespace only
+    ("", "anything\n"),
+])
+def test_what_is_not_a_substitution(old: str, new: str):
+    assert substitution(old, new, "python") is None
+
+
+def test_different_changes_together_are_repeated_only_where_they_recur_together():
+    old, new = "  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"
+    assert _next(old, new, "foo(3)\nx(4)\n") is None
+    assert _next(old, new, "z = 0\nfoo(1)\n  x(2)\n") == ("foo(1)\n  x", "bar(1)\n  y")
+    # the same text as replacing the whole call
+    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")
+
+
+def test_text_added_at_the_end_of_a_line_is_repeated_at_line_ends():
+    old, new = "    yield chunk\n", "    yield chunk  # pragma: no cover\n"
+    text = "for chunk in chunks:\n    yield chunk\n"
+    assert _next(old, new, text) == ("chunk", "chunk  # pragma: no cover")
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and edit.start == text.rindex("chunk")
+
+
+def test_an_inserted_type_is_anchored_by_the_names_around_it():
+    old, new = "    hint: str | None = None,\n", "    hint: Sequence[str] | str | None = None,\n"
+    assert _next(old, new, "x: str\n    hint: str | None = self.hint\n") == ("hint: str", "hint: Sequence[str] | str")
+
+
+def test_a_name_in_a_type_position_is_renamed_in_type_positions():
+    old, new = "def copy(self) -> Headers:\n", "def copy(self) -> Self:\n"
+    text = "    x = Headers()\n    def __or__(self) -> Headers:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and edit.start == text.rindex("Headers")
+
+
+def test_occurrences_on_one_line_and_the_next_are_one_edit():
+    text = "a = argv[0] + argv[1]\nb = argv\n\nc = argv\n"
+    assert _next("n = len(argv)\n", "n = len(args)\n", text) == ("argv[0] + argv[1]\nb = argv",
+                                                                   "args[0] + args[1]\nb = args")
+
+
+def test_the_same_change_twice_in_a_hunk_is_one_substitution():
+    assert _next("  foo(1)\n  foo(2)\n", "  bar(1)\n  bar(2)\n", "foo(3)\n") == ("foo", "bar")
+
+
+def test_an_edit_inside_a_string_propagates_into_strings_only():
+    text = "name = 1\nmsg = 'name is'\n"
+    assert _next("x = 'name'\n", "x = 'label'\n", text) is None  # the quoted literal 'name' does not stand there
+    assert _next("x = 'the name'\n", "x = 'the label'\n", text) == ("name", "label")
+    edit = propagate(EditEvent("a.py", 0, "x = 'the name'\n", "x = 'the label'\n"), text, 0, "python")
+    assert edit is not None and edit.start == text.index("name is")
+
+
+def test_names_only_for_other_files():
+    assert _next("sleep(30)\n", "sleep(60)\n", "sleep(30)\n", names_only=True) is None
+    assert _next("foo = 1\n", "bar = 1\n", "foo()\n", names_only=True) == ("foo", "bar")
+
+
+def test_no_occurrence_left_is_no_edit():
+    assert _next("foo = 1\n", "bar = 1\n", "bar = 1\nbar()\n") is None
+
+
+def test_languages_with_other_comment_syntax():
+    text = "// count here\nlet x = count;\n"
+    edit = propagate(EditEvent("a.js", 0, "let count = 1;\n", "let total = 1;\n"), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("count;")
+
+
+def test_the_model_window_moves_to_the_next_line_that_keeps_a_removed_name():
+    from lsp_server.next_edit.focus import jump_focus
+
+    event = EditEvent("a.py", 0, "def f(count):\n", "def f(total):\n")
+    far = "def f(total):\n" + "x = 1\n" * 30 + "print(count)\n"
+    assert jump_focus(event, far, 5, lines_below=10) == far.index("print(count)")
+    near = "def f(total):\n    y = count\n" + "x = 1\n" * 30 + "print(count)\n"
+    assert jump_focus(event, near, 5, lines_below=10) is None  # still inside the cursor's window: stay
+    assert jump_focus(event, "def f(total):\n" + "x = 1\n" * 30, 5, lines_below=10) is None
+    assert jump_focus(EditEvent("a.py", 0, "a = 1\n", "a = 1\nb = 2\n"), far, 5, lines_below=10) is None
+
+
+def test_in_comments_a_word_in_the_edited_shape_comes_first():
+    old, new = " * @param {Options} opts\n", " * @param {MochaOptions} opts\n"
+    text = "/**\n * @param {MochaOptions} opts\n * - Options for Mocha\n * @param {Options} more\n */\n"
+    edit = propagate(EditEvent("a.js", 1, old, new), text, 10, "javascript", region="comment")
+    assert edit is not None and edit.start == text.index("{Options}") + 1
