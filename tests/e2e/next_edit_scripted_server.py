@@ -51,8 +51,9 @@ def answer(request: dict[str, Any], documents: dict[str, tuple[int, str]], rules
     doc = request["params"]["textDocument"]
     _, text = documents.get(doc["uri"], (0, ""))
     found, new = None, ""
-    for old, new in rules:
+    for old, replacement in rules:
         if found := re.search(rf"(?<!\w){re.escape(old)}(?!\w)", text):
+            new = replacement
             break
     edits = []
     if found:
