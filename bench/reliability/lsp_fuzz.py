@@ -210,6 +210,8 @@ class Backend:
     open_streams: int = 0
     max_open_streams: int = 0
     bad_requests: int = 0
+    #: GET probes of the model server's state (speculation asks llama-server's /slots and /metrics), by path.
+    probes: dict[str, int] = field(default_factory=dict)
     open_modes: list = field(default_factory=list)
     #: Modes for the next requests, in order (tests); then random ones, or "normal" without `faults`.
     script: list = field(default_factory=list)
@@ -262,6 +264,10 @@ class Backend:
                         headers[key.strip().lower()] = value.strip()
                 path = lines[0].split(" ")[1] if len(lines[0].split(" ")) > 1 else "/"
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if lines[0].startswith("GET "):  # a server probe (/slots, /metrics, /health): not a model request
+                    self.probes[path] = self.probes.get(path, 0) + 1
+                    writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                    continue
                 if not await self._answer(path, body, reader, writer):
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
@@ -1210,6 +1216,7 @@ class Fuzz:
             "protocols": backend.protocols, **self.oracle, "bad_prompt_examples": self.bad_examples,
             "suffix_sent": sum(1 for _, s in backend.calls if s is not None),
             "excluded_text_sent": backend.bodies_with_canary, "invalid_utf8_bodies": backend.bad_requests,
+            "server_probes": backend.probes,
             "bad_settings": self.bad_settings, "outages": len(outages), "outage_examples": outages[:3],
             "items": items, "items_misplaced": misplaced,
             "show_message_popups": len(client.show_messages),
