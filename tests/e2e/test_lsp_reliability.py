@@ -15,9 +15,12 @@ SURROGATE_DOC = "x = '\ud800'\n"
 
 
 def settings(endpoint: str, **extra: Any) -> dict[str, Any]:
+    """These tests read what one request sends to the model: no prefetch (a loopback endpoint is self-hosted, so it
+    would get one after every answer)."""
     return merge({"completion": {"kind": "openai/completion", "model": "m", "api_endpoint": endpoint,
                                  "http": {"read_timeout": 5.0, "max_retries": 0}},
-                  "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 8, "log_level": "info"}, extra)
+                  "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 8, "log_level": "info",
+                  "speculation": {"prefetch": False}}, extra)
 
 
 class Session:
