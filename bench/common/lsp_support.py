@@ -116,6 +116,30 @@ class Lsp:
         return 0
 
 
+async def start_server(client: LanguageClient, options: dict[str, Any], env: dict[str, str]) -> None:
+    """Start `python -m lsp_server serve --stdio` under `client` and initialize it as an editor does (UTF-16, inline
+    completion, `options` as initialization options). The server's log messages are dropped and the ones it shows
+    the user printed. Shared by every benchmark that drives the real server, so they all start it the same way;
+    each waits for the `ready` status its own way (register the handler before calling this)."""
+
+    @client.feature(types.WINDOW_LOG_MESSAGE)
+    def _log(params: Any) -> None:
+        pass
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE)
+    def _show(params: Any) -> None:
+        print(f"server says: {params.message}", file=sys.stderr)
+
+    await client.start_io(sys.executable, "-m", "lsp_server", "serve", "--stdio", env=env)
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(
+            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
+            text_document=types.TextDocumentClientCapabilities(
+                inline_completion=types.InlineCompletionClientCapabilities())),
+        initialization_options=options, process_id=os.getpid()))
+    client.initialized(types.InitializedParams())
+
+
 @asynccontextmanager
 async def lsp_server(options: dict[str, Any]) -> AsyncIterator[Lsp]:
     client = LanguageClient("infill-bench", "1")
@@ -126,22 +150,7 @@ async def lsp_server(options: dict[str, Any]) -> AsyncIterator[Lsp]:
         if params.kind == "ready":
             ready.set()
 
-    @client.feature(types.WINDOW_LOG_MESSAGE)
-    def _log(params: Any) -> None:
-        pass
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE)
-    def _show(params: Any) -> None:
-        print(f"server says: {params.message}", file=sys.stderr)
-
-    await client.start_io(sys.executable, "-m", "lsp_server", "serve", "--stdio", env=server_env())
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(
-            general=types.GeneralClientCapabilities(position_encodings=["utf-16"]),
-            text_document=types.TextDocumentClientCapabilities(
-                inline_completion=types.InlineCompletionClientCapabilities())),
-        initialization_options=options, process_id=os.getpid()))
-    client.initialized(types.InitializedParams())
+    await start_server(client, options, server_env())
     await asyncio.wait_for(ready.wait(), 120)
     try:
         yield Lsp(client)

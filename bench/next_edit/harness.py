@@ -172,8 +172,9 @@ class Session:
 
 
 async def start(mode: Mode, base_options: dict[str, Any], urls: dict[str, str]) -> Session:
-    from lsprotocol import types
     from pygls.lsp.client import LanguageClient
+
+    from ..common.lsp_support import start_server
 
     scripted = await ScriptedModel(mode.scripted).start() if mode.scripted else None
     options = fill_endpoints(merge(base_options, mode.settings),
@@ -191,22 +192,7 @@ async def start(mode: Mode, base_options: dict[str, Any], urls: dict[str, str]) 
             failed.append(str(plain(params)))
             ready.set()
 
-    @client.feature(types.WINDOW_LOG_MESSAGE)
-    def _log(params: Any) -> None:
-        pass
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE)
-    def _show(params: Any) -> None:
-        print(f"server says: {params.message}", file=sys.stderr)
-
-    await client.start_io(sys.executable, "-m", "lsp_server", "serve", "--stdio", env=server_env())
-    await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(
-            general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
-            text_document=types.TextDocumentClientCapabilities(
-                inline_completion=types.InlineCompletionClientCapabilities())),
-        initialization_options=options, process_id=os.getpid()))
-    client.initialized(types.InitializedParams())
+    await start_server(client, options, server_env())
     await asyncio.wait_for(ready.wait(), 600)
     if failed:
         await stop(Session(client, scripted))

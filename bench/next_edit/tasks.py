@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from engine.next_edit.diff import common_ends
+
 TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 #: A hunk a person makes in one go and an NES can propose: at most this many lines on either side.
 MAX_HUNK_LINES = 8
@@ -131,12 +133,7 @@ def change_span(old: str, new: str) -> tuple[str, str]:
     on each side (at most 3 times) until the old text holds a word, so that an insertion is anchored to what it was
     inserted next to (`str` -> `Sequence[str] | str` rather than "" -> `Sequence[str] | `)."""
     a, b = TOKEN.findall(old), TOKEN.findall(new)
-    p = 0
-    while p < min(len(a), len(b)) and a[p] == b[p]:
-        p += 1
-    q = 0
-    while q < min(len(a), len(b)) - p and a[-1 - q] == b[-1 - q]:
-        q += 1
+    p, q = common_ends(a, b)
     for _ in range(3):
         if re.search(r"\w", "".join(a[p:len(a) - q])):
             break

@@ -29,11 +29,8 @@ import contextlib
 import json
 import random
 import re
-import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -44,6 +41,7 @@ from engine.languages import default_table
 from engine.prompt import PromptTemplate
 from engine.types import CompletionOptions, GenerationStats, Prompt
 
+from ..common.packages import Packages, fetch_packages
 from ..common.paths import REPO_ROOT, RESULTS_DIR
 
 CORPUS = RESULTS_DIR / "corpus"
@@ -54,7 +52,7 @@ EXTENSIONS = {"python": (".py",), "javascript": (".js",), "typescript": (".ts",)
 #: The default corpus: real code from each registry, pinned. (client, package) pairs; the client is the registry's
 #: ordinary one. Go and Rust sources come from Debian's -dev packages, which ship them; Java from an npm package that
 #: ships its Android sources.
-PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+PACKAGES: Packages = {
     "python": (("pip", "rich==13.9.4"), ("pip", "click==8.1.7")),
     "javascript": (("npm", "express@4.21.2"), ("npm", "lodash@4.17.21")),
     "typescript": (("npm", "rxjs@7.8.1"),),
@@ -89,32 +87,7 @@ _TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
 
 def fetch(dest: Path = CORPUS) -> None:
     """Download the default packages with pip, npm and apt-get, and unpack them under dest/src."""
-    downloads = dest / "dl"
-    downloads.mkdir(parents=True, exist_ok=True)
-    for language, packages in PACKAGES.items():
-        for client, package in packages:
-            if client == "pip":
-                command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-q",
-                           "-d", str(downloads), package]
-            elif client == "npm":
-                command = ["npm", "pack", "-q", "--pack-destination", str(downloads), package]
-            else:
-                command = ["apt-get", "download", package]
-            print(f"{language}: {' '.join(command)}", file=sys.stderr)
-            subprocess.run(command, check=True, cwd=downloads)
-    source = dest / "src"
-    for archive in sorted(downloads.iterdir()):
-        target = source / archive.name
-        if target.exists():
-            continue
-        target.mkdir(parents=True)
-        if archive.suffix == ".whl":
-            zipfile.ZipFile(archive).extractall(target)
-        elif archive.name.endswith(".tgz"):
-            with tarfile.open(archive) as tar:
-                tar.extractall(target, filter="data")
-        elif archive.suffix == ".deb":
-            subprocess.run(["dpkg-deb", "-x", str(archive), str(target)], check=True)
+    fetch_packages(PACKAGES, dest)
 
 
 def corpus_files(language: str, roots: Iterable[Path]) -> list[Path]:

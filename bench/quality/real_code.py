@@ -43,11 +43,8 @@ import json
 import random
 import re
 import statistics
-import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -55,6 +52,7 @@ from typing import Any, Iterable, Sequence
 
 from engine.prompt import healing_split
 
+from ..common.packages import Packages, fetch_packages
 from ..common.paths import REPO_ROOT, RESULTS_DIR
 from . import cut_simulation as sim
 from .metrics import edit_similarity, exact_match, oracle_edit_similarity, oracle_exact_match
@@ -66,7 +64,7 @@ DEFAULT_LANGUAGES = ("python", "java", "typescript", "go")
 #: The tuning split is the cut simulation's corpus; the held-out split other packages of the same registries
 #: (never looked at while writing the rules).
 SPLITS = {"tune": sim.CORPUS, "heldout": RESULTS / "corpus-heldout"}
-HELDOUT_PACKAGES: dict[str, tuple[tuple[str, str], ...]] = {
+HELDOUT_PACKAGES: Packages = {
     "python": (("pip", "requests==2.32.3"), ("pip", "attrs==24.2.0")),
     "javascript": (("npm", "axios@1.7.9"),),
     "typescript": (("npm", "@tanstack/query-core@5.59.0"),),
@@ -110,32 +108,6 @@ class RealTask:
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Corpus and tasks
-
-
-def fetch(packages: dict[str, tuple[tuple[str, str], ...]], dest: Path) -> None:
-    """Download with the registries' ordinary clients and unpack under dest/src (as the cut simulation does)."""
-    downloads = dest / "dl"
-    downloads.mkdir(parents=True, exist_ok=True)
-    for language, entries in packages.items():
-        for client, package in entries:
-            command = {"pip": [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:", "-q",
-                               "-d", str(downloads), package],
-                       "npm": ["npm", "pack", "-q", "--pack-destination", str(downloads), package],
-                       "apt": ["apt-get", "download", package]}[client]
-            print(f"{language}: {' '.join(command)}", file=sys.stderr)
-            subprocess.run(command, check=True, cwd=downloads)
-    for archive in sorted(downloads.iterdir()):
-        target = dest / "src" / archive.name
-        if target.exists():
-            continue
-        target.mkdir(parents=True)
-        if archive.suffix == ".whl":
-            zipfile.ZipFile(archive).extractall(target)
-        elif archive.name.endswith(".tgz"):
-            with tarfile.open(archive) as tar:
-                tar.extractall(target, filter="data")
-        elif archive.suffix == ".deb":
-            subprocess.run(["dpkg-deb", "-x", str(archive), str(target)], check=True)
 
 
 def _in_string(text: str) -> bool:
@@ -502,8 +474,8 @@ def finish(report: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.fetch:
-        fetch(sim.PACKAGES, SPLITS["tune"])
-        fetch(HELDOUT_PACKAGES, SPLITS["heldout"])
+        fetch_packages(sim.PACKAGES, SPLITS["tune"])
+        fetch_packages(HELDOUT_PACKAGES, SPLITS["heldout"])
     if args.replay:
         recorded: dict[str, Any] = {}
         rows: dict[str, dict[str, Any]] = {}

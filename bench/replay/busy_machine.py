@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import statistics
@@ -40,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.common.paths import RESULTS_DIR
+from bench.common.paths import write_report
 
 #: llama-server flags per policy name. `infill`: none (the supervisor's own choice).
 POLICIES: dict[str, list[str]] = {
@@ -265,9 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     args.policy = args.policy or ["infill", "t2", "t1", "t1b2", "t2poll0", "t1b2poll0"]
     args.replay_policy = args.replay_policy or ["infill", "t2"]
     report = run(args)
-    output = args.output or RESULTS_DIR / f"busy-machine-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(report, indent=1))
+    output = write_report(report, args.output, "busy-machine")
     print(format_tables(report))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f} (the machine is shared); wrote {output}")
     return 0

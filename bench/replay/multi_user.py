@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
-import json
 import os
 import platform
 import statistics
@@ -40,7 +39,7 @@ from bench.replay.accepting_user import AcceptRun, replay_file_accepting, summar
 from bench.replay.editing import _percentile
 from bench.replay.typing_replay import VARIANTS, ReplayClient, default_files, warm_up
 
-from bench.common.paths import RESULTS_DIR
+from bench.common.paths import write_report
 SMOKE_KEYSTROKES = 10
 #: p95 keystroke → suggestion above this is where a team has outgrown the server (the issue's line).
 P95_LIMIT_MS = 1000.0
@@ -370,9 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     args.users = args.users or [1, 2, 4, 8]
     args.variant = args.variant or ["ours", "nospec", "naive"]
     report = asyncio.run(run(args))
-    output = args.output or RESULTS_DIR / f"multi-user-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(report, indent=1))
+    output = write_report(report, args.output, "multi-user")
     print(format_table(report))
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}; wrote {output}")
     return 0

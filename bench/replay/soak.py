@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import platform
 import statistics
@@ -34,7 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..common.paths import RESULTS_DIR
+from ..common.paths import write_report
 from ..reliability.lsp_fuzz import children, rss_kb
 from . import typing_replay
 from .accepting_user import AcceptRun, replay_file_accepting, summarise_accepting
@@ -373,9 +372,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     report = asyncio.run(Soak(args).run())
-    output = args.output or RESULTS_DIR / f"soak-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(report, indent=1))
+    output = write_report(report, args.output, "soak")
     print(format_table(report))
     print(f"\nwrote {output}")
     return 1 if args.check and not report["checks"]["passed"] else 0

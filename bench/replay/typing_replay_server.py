@@ -48,19 +48,12 @@ _ENGINES: list[Any] = []
 
 
 def parse_prometheus(text: str) -> dict[str, float]:
-    """`name value` lines of a Prometheus text page (llama-server's `/metrics`), without comments or labels.
+    """`name value` lines of a Prometheus text page (llama-server's `/metrics`), read as the engine reads them
+    (`engine.backends.shared_server.parse_metrics`), the names also without labels or any namespace: JSON-RPC
+    clients such as pygls turn keys into identifiers."""
+    from engine.backends.shared_server import parse_metrics
 
-    Names lose their `llamacpp:` namespace: JSON-RPC clients such as pygls turn keys into identifiers."""
-    out: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name, _, value = line.partition(" ")
-        try:
-            out[name.split("{", 1)[0].rsplit(":", 1)[-1]] = float(value.split()[0])
-        except (ValueError, IndexError):
-            continue
-    return out
+    return {name.split("{", 1)[0].rsplit(":", 1)[-1]: value for name, value in parse_metrics(text).items()}
 
 
 async def llama_server_metrics() -> dict[str, float] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Sequence, TypeVar
 
 from .types import TextEdit
 
@@ -26,6 +27,8 @@ WORD_DIFF_MAX_BYTES = 512
 
 #: Changed hunks at most this many unchanged lines apart are one edit (see _line_hunks).
 MERGE_GAP_LINES = 1
+
+T = TypeVar("T")
 
 _TOKEN = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
@@ -64,9 +67,10 @@ def _distance(start: int, end: int, cursor: int) -> int:
     return start - cursor if cursor < start else cursor - end
 
 
-def changed_span(old: str, new: str) -> tuple[int, int, str]:
-    """The one change from `old` to `new` with the common beginning and end trimmed off: [start, end) of `old`
-    replaced by the returned text."""
+def common_ends(old: Sequence[T], new: Sequence[T]) -> tuple[int, int]:
+    """How many items (characters, lines, tokens) `old` and `new` share at their beginning, and then how many of
+    the rest at their end: what is left between them is the one change. One trim for every unit the next-edit code
+    diffs in."""
     prefix = 0
     limit = min(len(old), len(new))
     while prefix < limit and old[prefix] == new[prefix]:
@@ -75,6 +79,13 @@ def changed_span(old: str, new: str) -> tuple[int, int, str]:
     limit -= prefix
     while suffix < limit and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
         suffix += 1
+    return prefix, suffix
+
+
+def changed_span(old: str, new: str) -> tuple[int, int, str]:
+    """The one change from `old` to `new` with the common beginning and end trimmed off: [start, end) of `old`
+    replaced by the returned text."""
+    prefix, suffix = common_ends(old, new)
     return prefix, len(old) - suffix, new[prefix:len(new) - suffix]
 
 

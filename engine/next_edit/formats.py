@@ -14,6 +14,7 @@ from typing import Any, Literal, Mapping
 
 from ..tomlfiles import read_packaged
 from ..types import ChatMessage
+from .diff import common_ends
 from .types import EditEvent, NextEditOptions, NextEditRequest
 from .window import Window, cursor_window, hunk_lines, original_window
 
@@ -116,12 +117,7 @@ def limit_lines(lines: list[str], limit: int) -> list[str]:
 def unified_hunk(event: EditEvent, limit: int) -> str:
     """The event as a unified diff hunk: its common first and last lines as context, the rest as - and + lines."""
     old, new = hunk_lines(event.old), hunk_lines(event.new)
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(old, new)
     removed = limit_lines(old[prefix:len(old) - suffix], limit)
     added = limit_lines(new[prefix:len(new) - suffix], limit)
     start = event.start_line + 1

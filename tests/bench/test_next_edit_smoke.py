@@ -39,28 +39,7 @@ def describe(shape):
     return f"{name} {sides}"
 """
 #: A rename applied at its three places, and an unrelated edit (its own sequence).
-NEW = """def surface(width, height):
-    return width * height
-
-
-def report(shape):
-    print(surface(shape.width, shape.height))
-    label = shape.name
-    total = surface(shape.width, shape.height)
-    return total
-
-
-def perimeter(width, height):
-    # twice the sum of the sides
-    doubled = 2 * (width + height)
-    return doubled
-
-
-def describe(shape):
-    name = type(shape).__name__
-    sides = (shape.width, shape.height)
-    return f"{name}: {sides}"
-"""
+NEW = OLD.replace("area(", "surface(").replace('f"{name} {sides}"', 'f"{name}: {sides}"')
 
 
 def rename_record() -> dict:
@@ -132,22 +111,15 @@ def test_committed_data_has_four_languages_and_both_splits() -> None:
     assert not dev & {r["package"] for r in load_records("heldout")}
 
 
-def test_a_few_tasks_through_the_server() -> None:
-    """The rename task with the scripted sweep model and with propagation, plus a few committed tasks."""
+@pytest.mark.parametrize("mode", ["scripted-sweep", "propagation"])
+def test_a_few_tasks_through_the_server(mode: str) -> None:
+    """The rename task with the scripted sweep model or with propagation, plus a few committed tasks."""
     tasks = T.expand(rename_record(), "smoke") + load_tasks("dev", ["python"], 3)
-    modes = mode_table([])
-
-    async def go():
-        return {name: await run_mode(modes[name], tasks, BASE_OPTIONS, progress=False)
-                for name in ("scripted-sweep", "propagation")}
-
-    results = asyncio.run(go())
-    for name, outcomes in results.items():
-        assert len(outcomes) == len(tasks) and not any(o.error for o in outcomes), name
-        m = measures(outcomes)
-        assert m["p50_ms"] is not None
-    for name in ("scripted-sweep", "propagation"):
-        first, second, none = results[name][:3]
-        assert first.exact and second.exact, name           # the rename's next places, found
-        assert not none.proposed, name                      # nothing after the last one
-    assert results["propagation"][0].source == "propagated"
+    outcomes = asyncio.run(run_mode(mode_table([])[mode], tasks, BASE_OPTIONS, progress=False))
+    assert len(outcomes) == len(tasks) and not any(o.error for o in outcomes)
+    assert measures(outcomes)["p50_ms"] is not None
+    first, second, none = outcomes[:3]
+    assert first.exact and second.exact           # the rename's next places, found
+    assert not none.proposed                      # nothing after the last one
+    if mode == "propagation":
+        assert first.source == "propagated"

@@ -9,7 +9,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.engine.backends.fake_server import FakeServer, Request, Responder
+from tests.engine.backends.fake_server import FakeServer, Request, Responder, llama_server_rest
 from tests.engine.backends.vendor_formats import SSE, llama_content, llama_end
 
 from .lsp_support import capabilities, complete, config, edit, record_status, remote_options, wait_status
@@ -21,12 +21,8 @@ async def _llama(request: Request, responder: Responder) -> None:
         await responder.start(content_type=SSE)
         await responder.send(llama_content("Y") + llama_end())
         await responder.end()
-    elif request.path == "/tokenize":
-        await responder.full(200, {"tokens": list(range(len(request.json().get("content", ""))))})
-    elif request.path in ("/health", "/props"):
-        await responder.full(200, {"status": "ok"})
     else:
-        await responder.full(404, {"error": "not found"})
+        await llama_server_rest(request, responder)
 
 
 @pytest_lsp.fixture(config=config())

@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.protocol.json_rpc import JsonRPCNotification
 from pytest_lsp import LanguageClient
 
-from tests.engine.backends.fake_server import FakeServer, Request, Responder
+from tests.engine.backends.fake_server import FakeServer, Request, Responder, llama_server_rest
 from tests.engine.backends.vendor_formats import SSE, llama_content, sse
 
 from .lsp_support import capabilities, config, edit, open_doc, record_status, remote_options, stats, wait_status
@@ -57,12 +57,8 @@ class Model:
             await responder.send(llama_content("Y") + sse({"index": 0, "content": "", "stop": True,
                                                            "stop_type": "eos", "tokens_predicted": 1}))
             await responder.end()
-        elif request.path == "/tokenize":
-            await responder.full(200, {"tokens": list(range(len(request.json().get("content", ""))))})
-        elif request.path in ("/health", "/props"):
-            await responder.full(200, {"status": "ok"})
         else:
-            await responder.full(404, {"error": "not found"})
+            await llama_server_rest(request, responder)
 
 
 @pytest_lsp.fixture(scope="module", config=config())

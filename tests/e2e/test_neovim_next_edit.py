@@ -14,7 +14,6 @@ line, a recorded message), their bounds only safety nets for a loaded machine.""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,38 +21,20 @@ from typing import Any, Iterator
 import pytest
 
 from .test_neovim_plugin import (
-    INIT_LUA,
-    PLUGIN,
     READY_TIMEOUT,
+    SERVER_COMMAND,
+    YANKS_ONLY,
     Nvim,
     lua_string,
     nvim_binary,
-    quit_leaving_nothing,
     run_lua_script,
+    running_nvim,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
 NS = "infill.next_edit"
 WAIT = 30.0
 __all__ = ["nvim_binary"]  # a fixture, used by name
-
-
-def start_nvim(binary: str, workdir: Path, cmd: list[str], settings: dict[str, Any]) -> Nvim:
-    init = workdir / "init.lua"
-    init.write_text(INIT_LUA.format(
-        plugin=lua_string(str(PLUGIN)),
-        cmd="{" + ", ".join(lua_string(c) for c in cmd) + "}",
-        settings=lua_string(json.dumps(settings))))
-    env = {
-        **os.environ,
-        "XDG_CONFIG_HOME": str(workdir / "config"),
-        "XDG_STATE_HOME": str(workdir / "state"),
-        "XDG_DATA_HOME": str(workdir / "data"),
-        "XDG_CACHE_HOME": str(workdir / "cache"),
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-    }
-    return Nvim(binary, workdir, init, env)
 
 
 def open_file(nvim: Nvim, path: Path, text: str) -> None:
@@ -123,18 +104,14 @@ def nvim_real(nvim_binary: str, tiny_model: Path, llama_server_binary: str,
     workdir = tmp_path_factory.mktemp("nvim-next-edit")
     settings = {
         "completion": {"kind": "local", "model": str(tiny_model), "local": {"binary": llama_server_binary}},
-        "context": {"open_documents": False, "recent_edits": False, "recent_views": False,
-                    "workspace_files": False, "definitions": False},
+        "context": YANKS_ONLY,
         "temperature": 0.0,
         "next_edit": {"enabled": True, "propagation": True, "debounce_ms": 50},
     }
-    editor = start_nvim(nvim_binary, workdir, [sys.executable, "-m", "lsp_server", "serve", "--stdio"], settings)
-    # No ghost text in the way: these tests are about next edits (completion stays on in the server).
-    editor.exec_lua("vim.lsp.inline_completion.enable(false)")
-    try:
+    with running_nvim(nvim_binary, workdir, SERVER_COMMAND, settings) as editor:
+        # No ghost text in the way: these tests are about next edits (completion stays on in the server).
+        editor.exec_lua("vim.lsp.inline_completion.enable(false)")
         yield editor
-    finally:
-        quit_leaving_nothing(editor, workdir / "state")
 
 
 def test_rename_is_proposed_below_and_tab_jumps_then_applies_then_chains(nvim_real: Nvim, tmp_path: Path) -> None:
@@ -262,12 +239,9 @@ def scripted(nvim_binary: str, tmp_path: Path, request: pytest.FixtureRequest) -
     log = tmp_path / "server-log.jsonl"
     workdir = tmp_path / "nvim"
     workdir.mkdir()
-    editor = start_nvim(nvim_binary, workdir, [sys.executable, str(SCRIPTED), old, new, mode, str(log)],
-                        {"next_edit": {"debounce_ms": 20}})
-    try:
+    with running_nvim(nvim_binary, workdir, [sys.executable, str(SCRIPTED), old, new, mode, str(log)],
+                      {"next_edit": {"debounce_ms": 20}}) as editor:
         yield editor, log
-    finally:
-        quit_leaving_nothing(editor, workdir / "state")
 
 
 def server_log(log: Path) -> list[dict[str, Any]]:

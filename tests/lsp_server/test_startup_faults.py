@@ -4,7 +4,6 @@ start ends in one `ready` status, not two."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 
 from engine.api import Engine
@@ -17,25 +16,10 @@ from lsp_server.documents import UTF32, Document
 from lsp_server.pipeline import CompletionService
 from lsp_server.workspace import ContextSettings, WorkspaceContext
 
+from tests.lsp_server.context_doubles import Doc, Generation
+
 GEOMETRY = "import math\n\n\ndef area_of_circle(radius):\n    return math.pi * radius * radius\n"
 MAIN = "from shapes.geometry import area_of_circle\n\n\ndef report(radius):\n    area = area_of_circle(radius)\n    "
-
-
-@dataclass
-class Doc:
-    text: str
-    language_id: str = "python"
-
-
-@dataclass
-class Generation:
-    """The parts of engine.code.CodeGeneration that choosing context reads."""
-
-    template: PromptTemplate
-    max_prefix_tokens: int = 1024
-    max_suffix_tokens: int = 256
-    count_tokens: None = None
-    sees_suffix: bool = False
 
 
 class StartingEngine:

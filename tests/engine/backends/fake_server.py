@@ -7,8 +7,10 @@ import asyncio
 import json
 import socket
 import struct
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Iterator
 from urllib.parse import urlsplit
 
 
@@ -138,6 +140,35 @@ class FakeServer:
         finally:
             self._tasks.discard(task)
             writer.close()
+
+
+async def llama_server_rest(request: Request, responder: Responder) -> None:
+    """llama-server's answers to what is not a model request, for handlers that script only the model: `/tokenize`
+    one token per character, `/health` and `/props` ok, anything else 404."""
+    if request.path == "/tokenize":
+        await responder.full(200, {"tokens": list(range(len(request.json().get("content", ""))))})
+    elif request.path in ("/health", "/props"):
+        await responder.full(200, {"status": "ok"})
+    else:
+        await responder.full(404, {"error": "not found"})
+
+
+@contextmanager
+def serving_in_thread(handler: Handler) -> Iterator[tuple[FakeServer, str]]:
+    """A FakeServer on its own event loop in a background thread, for tests that block their own thread (driving
+    an editor through subprocesses): yields (server, base_url), and closes the server and the loop afterwards."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="fake-server", daemon=True)
+    thread.start()
+    server = FakeServer(handler)
+    try:
+        url = asyncio.run_coroutine_threadsafe(server.start(), loop).result(30)
+        yield server, url
+    finally:
+        asyncio.run_coroutine_threadsafe(server.close(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(30)
+        loop.close()
 
 
 async def _read_request(reader: asyncio.StreamReader) -> Request | None:

@@ -3,7 +3,7 @@ text, code points (not bytes or UTF-16 units)."""
 
 from __future__ import annotations
 
-from engine.next_edit.diff import apply_edit, minimal_edit
+from engine.next_edit.diff import apply_edit, changed_span, common_ends, minimal_edit
 from engine.next_edit.types import TextEdit
 
 WINDOW = "def f(a):\n    return a\n\nprint(f(1))\n"
@@ -127,3 +127,13 @@ def test_lf_text_keeps_its_line_breaks():
 def test_a_window_without_final_newline():
     edit = edit_of("a\nb", "a\nbb")
     assert edit == TextEdit(3, 3, "b")
+
+
+def test_common_ends_trims_the_shared_beginning_then_the_shared_end_of_the_rest() -> None:
+    assert common_ends("count = 1", "counter = 1") == (5, 4)
+    assert common_ends(["a", "b", "c"], ["a", "x", "y", "c"]) == (1, 1)  # lines, tokens: any sequence
+    # The end is looked for only in what the beginning left: "aa" -> "aaa" is two shared, then an insertion.
+    assert common_ends("aa", "aaa") == (2, 0)
+    assert common_ends("same", "same") == (4, 0)
+    assert changed_span("aa", "aaa") == (2, 2, "a")
+    assert changed_span("count = 1", "counter = 1") == (5, 5, "er")

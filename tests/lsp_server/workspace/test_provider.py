@@ -10,11 +10,7 @@ import pytest
 from lsp_server.workspace import ContextSettings, CursorInfo, WorkspaceContext
 from lsp_server.workspace.lsp import folders_from_initialize, on_did_yank
 
-
-@dataclass
-class Doc:
-    text: str
-    language_id: str = "python"
+from tests.lsp_server.context_doubles import Doc
 
 
 GEOMETRY = ("import math\n\n\ndef area_of_circle(radius):\n    return math.pi * radius * radius\n\n\n"

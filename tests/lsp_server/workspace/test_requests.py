@@ -3,26 +3,13 @@ warming the model server's cache with the last request (issue 27: never a bare c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from engine.prompt import PromptTemplate
 from engine.types import CompletionRequest
 from lsp_server.workspace import ContextSettings, WorkspaceContext
 from lsp_server.workspace.requests import attach, prompt_lines, warm
 
-
-@dataclass
-class Doc:
-    text: str
-    language_id: str = "python"
-
-
-@dataclass
-class Generation:
-    template: PromptTemplate
-    max_prefix_tokens: int = 1024
-    max_suffix_tokens: int = 256
-    count_tokens: object = None
+from tests.lsp_server.context_doubles import Doc, Generation
 
 
 REQUEST = CompletionRequest(prefix="def add(a, b):\n    return ", suffix="\n", language="python")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,11 +14,7 @@ from lsp_server.workspace import watch
 from lsp_server.workspace.lsp import register_watchers
 from lsp_server.workspace.scan import EXTENSIONS
 
-
-@dataclass
-class Doc:
-    text: str
-    language_id: str = "python"
+from tests.lsp_server.context_doubles import Doc
 
 
 def write(root: Path, relative: str, text: str) -> Path:
