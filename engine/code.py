@@ -13,7 +13,7 @@ from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 from .decoding import StopCondition, first_stop
 from .errors import DeadlineExceeded
-from .languages import LanguageTable, default_sentinels
+from .languages import Language, LanguageTable, default_sentinels, opens_multiline_string
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, healed_prompt, restore_line_endings
 from .streams import CompletionStream, generate_sync
 from .timebox import TimeBox
@@ -149,8 +149,10 @@ class CodeGeneration:
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
         words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
-        run.stop = stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+        run.stop = StopCondition(words, prefix_tail=run.prompt.prefix)
         run.sentinels = self._sentinels()
+        language = self.languages.lookup(run.prompt.language)
+        shown: list[str] = []  # the text yielded so far, for `_past_string_stops`
         max_chunks = options.max_decoding_tokens * CHUNKS_PER_TOKEN + CHUNK_SLACK
         max_chars = options.max_decoding_tokens * CHARS_PER_TOKEN_CAP
         count = chars = 0
@@ -161,17 +163,38 @@ class CodeGeneration:
                 chars += len(chunk)
                 if chars > max_chars:
                     chunk = chunk[:len(chunk) - (chars - max_chars)]
-                piece, over = timebox.cut(stop.feed(run.healer.feed(chunk)))
+                piece = self._past_string_stops(run, words, language, shown, run.stop.feed(run.healer.feed(chunk)))
+                piece, over = timebox.cut(piece)
                 if piece:
+                    shown.append(piece)
                     yield piece
-                if stop.stopped or over:
+                if run.stop.stopped or over:
                     return  # leaving the block closes the stream, which cancels the request
                 if count >= max_chunks or chars >= max_chars:
                     run.stats.hit_token_limit = True  # the client-side cap: the server went on past max_tokens
                     break
-        piece, _ = timebox.cut(stop.feed(run.healer.finish()) + stop.finish())
+        piece = self._past_string_stops(run, words, language, shown, run.stop.feed(run.healer.finish()))
+        if not run.stop.stopped:
+            piece += run.stop.finish()
+        piece, _ = timebox.cut(piece)
         if piece:
             yield piece
+
+    @staticmethod
+    def _past_string_stops(run: _Run, words: tuple[str, ...], language: Language, shown: list[str],
+                           piece: str) -> str:
+        """`piece`, and when the stop word that ended it stands inside a multi-line string the completion opened
+        (a blank line in a docstring: `languages.opens_multiline_string`), the stop word and what follows it too, cut
+        by a fresh stop condition. A model's end sentinel always ends it."""
+        stop = run.stop
+        assert stop is not None
+        while stop.stopped and stop.stop_word and stop.stop_word not in run.sentinels \
+                and language.multiline_strings and opens_multiline_string(language, "".join(shown) + piece):
+            after = stop.after
+            piece += stop.stop_word
+            run.stop = stop = StopCondition(words)
+            piece += stop.feed(after)
+        return piece
 
     async def generate(self, request: CompletionRequest, options: CompletionOptions,
                        deadline: float | None = None, on_text: Callable[[str], None] | None = None) -> Completion:
@@ -234,11 +257,14 @@ class CodeGeneration:
         words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
         sentinels = self._sentinels()
         out = []
+        language = self.languages.lookup(run.prompt.language)
         for raw in texts:
-            stop = StopCondition(words, prefix_tail=run.prompt.prefix)
-            text = stop.feed(Healer(run.healer.pending).heal(raw))
+            first = StopCondition(words, prefix_tail=run.prompt.prefix)
+            one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=first, sentinels=sentinels)
+            text = self._past_string_stops(one, words, language, [], first.feed(Healer(run.healer.pending).heal(raw)))
+            stop = one.stop
+            assert stop is not None
             text += "" if stop.stopped else stop.finish()
-            one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=stop, sentinels=sentinels)
             text = self._deferred_stop(one, text)
             out.append(Completion(text=restore_line_endings(text, run.crlf), stop_reason=one.stop_reason,
                                   stats=run.stats, prompt=run.prompt,

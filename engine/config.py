@@ -268,6 +268,7 @@ class LanguageOverride:
     line_comment: str | None = None
     top_level_keywords: tuple[str, ...] = ()
     extra_stop_words: tuple[str, ...] = ()
+    multiline_strings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,8 @@ class StopCondition:
         self._n_tail = len(tail)
         self.stopped = False
         self.stop_word: str | None = None
+        #: The text that followed the stop word in what was fed (dropped, unless the caller goes on with it).
+        self.after = ""
         self._search = self._m.pattern.search if self._m.pattern is not None else _no_match
         self._words, self._pending, self._alive_after = self._m.words, self._m.pending, self._m.alive_after
         self._blank_held = self._m.blank_held
@@ -213,6 +215,7 @@ class StopCondition:
         word = found.group()
         if word in self._words:
             self.stopped, self.stop_word, self._buf, self._c1 = True, word, "", ""
+            self.after = buf[found.end():]
         else:
             self._buf = buf[start:]
         return buf[:start]
@@ -245,6 +248,7 @@ class StopCondition:
                 continue
             if kind == "stop":
                 self.stopped, self.stop_word, self._c1 = True, word, ""
+                self.after = buf[start + len(word or ""):]
                 self._buf, self._n_tail = "", 0
                 return buf[n_tail:start] if start > n_tail else ""
             hold = start

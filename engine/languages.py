@@ -47,6 +47,8 @@ class Language:
     line_comment: str | None = None
     top_level_keywords: tuple[str, ...] = ()
     extra_stop_words: tuple[str, ...] = ()
+    #: Delimiters of string literals that may span lines (`"""`, a backtick): see `opens_multiline_string`.
+    multiline_strings: tuple[str, ...] = ()
     known: bool = True
 
     def stop_words(self) -> tuple[str, ...]:
@@ -54,6 +56,16 @@ class Language:
 
         An unknown language also stops at "\\n" (single-line completions)."""
         return _stop_words(self)
+
+
+def opens_multiline_string(language: Language, text: str) -> bool:
+    """Whether `text` (a completion so far) leaves a multi-line string literal open that it began itself.
+
+    A prefix-only model's stop words (a blank line, a comment or keyword at a line start) mean "the next item begins"
+    in code, not inside a docstring or a template literal: a Python docstring cut at its first blank line is an
+    unterminated string in the editor. Counting the delimiters in the completion alone keeps the question local (the
+    prefix's own strings are the editor's business); a delimiter that occurs an odd number of times is open."""
+    return any(text.count(delimiter) % 2 == 1 for delimiter in language.multiline_strings)
 
 
 @functools.lru_cache(maxsize=512)
@@ -104,6 +116,7 @@ def _language_from_override(name: str, override: LanguageOverride, key: str) -> 
         line_comment=comment,
         top_level_keywords=_check_words(override.top_level_keywords, f"{key}.top_level_keywords"),
         extra_stop_words=_check_stop_words(override.extra_stop_words, f"{key}.extra_stop_words"),
+        multiline_strings=_check_words(override.multiline_strings, f"{key}.multiline_strings"),
     )
 
 
@@ -117,6 +130,7 @@ def _merge(base: Language, override: LanguageOverride, key: str) -> Language:
         line_comment=extra.line_comment if override.line_comment is not None else base.line_comment,
         top_level_keywords=tuple(dict.fromkeys(base.top_level_keywords + extra.top_level_keywords)),
         extra_stop_words=tuple(dict.fromkeys(base.extra_stop_words + extra.extra_stop_words)),
+        multiline_strings=tuple(dict.fromkeys(base.multiline_strings + extra.multiline_strings)),
     )
 
 

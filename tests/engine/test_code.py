@@ -310,3 +310,39 @@ async def test_a_fim_model_cut_by_the_time_box_gets_the_language_stop_words():
     options = CompletionOptions(seed=1, time_budget_ms=150)
     out = await gen.generate(python("x = 0\n", "\nprint(x)\n"), options)
     assert (out.text, out.stop_reason, out.stop_word) == ("a = 1", StopReason.STOP_WORD, "\n\n")
+
+
+DOCSTRING = '"""Get the bottom of a box.\n\n    Args:\n        widths: Widths.\n    """\n    return widths\n'
+
+
+@pytest.mark.parametrize("chunks", [
+    [DOCSTRING + "\n\ndef other():\n    pass\n"],                                 # all in one chunk
+    [c for c in DOCSTRING + "\n\ndef other():\n    pass\n"],                     # a character a chunk
+    ['"""Get the bottom of a box.\n', "\n", "    Args:\n        widths: Widths.\n    ", '"""\n    return widths\n',
+     "\n\ndef other():\n"],
+])
+async def test_a_blank_line_inside_a_docstring_the_completion_opened_does_not_stop_it(chunks):
+    """A prefix-only model writing a docstring: its first blank line is text, not the end of the suggestion (it was
+    cut to '\"\"\"Get the bottom of a box.', an unterminated string in the editor); the blank line after the string
+    is closed stops it as usual."""
+    stream = ScriptedStream(chunks)
+    completion = await generation(stream, None).generate(python("def bottom(widths):\n    "), OPTIONS)
+    assert completion.text == DOCSTRING.rstrip("\n")
+    assert completion.stop_reason is StopReason.STOP_WORD
+
+
+async def test_a_keyword_line_inside_a_template_literal_does_not_stop_it_but_a_sentinel_does():
+    text = "`\nimport x\n\nlet y`;\nfoo()"
+    stream = ScriptedStream([text + "\n\nfunction other() {}\n"])
+    completion = await generation(stream, None).generate(python("const s = ", language="typescript"), OPTIONS)
+    assert completion.text == text
+    stream = ScriptedStream(["`\nfirst line<|endoftext|>\n\nmore`"])
+    completion = await generation(stream, None).generate(python("const s = ", language="typescript"), OPTIONS)
+    assert completion.text == "`\nfirst line"
+    assert completion.stop_reason is StopReason.END_SENTINEL
+
+
+async def test_a_language_without_multiline_strings_stops_at_the_blank_line():
+    stream = ScriptedStream(['x = "a\n\nb"\n'])
+    completion = await generation(stream, None).generate(python("", language="c"), OPTIONS)
+    assert completion.text == 'x = "a'
