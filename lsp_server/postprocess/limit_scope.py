@@ -58,6 +58,18 @@ def _opens_the_code_below(lines: list[str], index: int, ctx: PostprocessContext)
 _CLOSE_AND_REOPEN = re.compile(r"([)\]}]+)\s*" + _REOPENER.pattern)
 
 
+def _reopens_what_the_code_below_closes(line: str, ctx: PostprocessContext) -> bool:
+    """`}, () => {` or `}).then(() => {` above code that closes the same block at the same indentation (`},`,
+    `});`): the model closed the block the cursor is in and opened another callback or argument, which the code below
+    would then close; what is missing is inside the cursor's block (real-code benchmark, rxjs: `taking = true;` shown
+    with an invented second callback). A clause (`} else {`, `} catch (e) {`) is kept: adding a branch is a hole a
+    user writes."""
+    below = ctx.next_line
+    if below is None or _CLOSE_AND_REOPEN.match(line.strip()) is not None:
+        return False
+    return indent_width(below) == indent_width(line) and _CLOSER.match(below.strip()) is not None
+
+
 def _chain_goes_on_below(lines: list[str], ctx: PostprocessContext) -> str | None:
     """Only the closer, when the item's first line closes the block and opens another clause (`} else if (…) {`)
     while the code below the cursor already goes on with the next clause at that indentation (`else if (…) {` on
@@ -106,6 +118,8 @@ def limit_scope(text: str, ctx: PostprocessContext) -> str | None:
             continue
         closer = _CLOSER.match(line.strip()) is not None
         reopener = is_block_closing(detect, index) and (closer or _REOPENER.match(line.strip()) is not None)
+        if reopener and is_block_opening(detect, index) and _reopens_what_the_code_below_closes(line, ctx):
+            break
         if reopener and ((allow_reopening and is_block_opening(detect, index))
                          or _opens_the_code_below(lines, index, ctx)):
             reopened.add(index)

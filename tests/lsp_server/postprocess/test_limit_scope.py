@@ -102,3 +102,17 @@ def test_a_chain_that_goes_on_below_keeps_only_the_closer():
 def test_a_closing_and_reopening_line_is_kept_where_no_clause_follows_below():
     c = ctx("for (;;) {\n    if (a) {\n        x();\n║\n    y();\n}\n", language="javascript")
     assert limit_scope("    } else {\n        z();\n    }", c) == "    } else {\n        z();\n    }"
+
+
+def test_a_new_callback_opened_where_the_code_below_closes_the_block_is_cut():
+    # rxjs skipUntil: the cursor in the first callback's body; the model closed it and invented a second callback,
+    # which the code below (`},` then `noop`) would have closed.
+    c = ctx("f(\n  subscriber,\n  () => {\n    s.unsubscribe();\n    ║\n  },\n  noop\n);\n", language="typescript")
+    item = "taking = true;\n  }, () => {\n    const value = source.value;\n    taking = false;"
+    assert limit_scope(item, c) == "taking = true;"
+
+
+def test_an_added_clause_above_the_closer_is_kept():
+    c = ctx("if (a) {\n  foo();\n  ║\n}\nbar();\n", language="javascript")
+    item = "baz();\n} else {\n  qux();"
+    assert limit_scope(item, c) == item
