@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from engine.languages import default_table
 from engine.types import StopReason
 
 from lsp_server.postprocess.context import PostprocessContext
@@ -290,7 +291,16 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
-def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None) -> str:
+def _string_left_open(line: str, delimiters: tuple[str, ...], current: str | None) -> str | None:
+    """The multi-line string delimiter open after `line`: `current` until a line closes it; otherwise one the line
+    opens (it occurs an odd number of times)."""
+    if current is not None:
+        return None if line.count(current) % 2 == 1 else current
+    return next((d for d in delimiters if line.count(d) % 2 == 1), None)
+
+
+def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None,
+                   strings: tuple[str, ...] = ()) -> str:
     """Where the text stops looking like code written at the cursor.
 
     Lines go deeper only after a line that leaves something open (a block opener `:`/`{`, an open bracket, a line
@@ -304,7 +314,9 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     model's); a statement that is no header goes on to the header within a few lines (`_through_header`). After a
     comma the next line at the statement's indentation is a sibling item. A clause of the
     enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
-    and broke a SantaCoder one, where the model added an `else:` of its own."""
+    and broke a SantaCoder one, where the model added an `else:` of its own. The lines of a multi-line string the
+    text opens (`strings`: the language's delimiters, a docstring's triple quotes) belong to the line that opened it (the
+    real-code benchmark found docstrings cut to their first line, an unterminated string in the editor)."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
@@ -321,8 +333,13 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
+    in_string = _string_left_open(lines[first], strings, None) if strings else None
     for index in range(first + 1, len(lines)):
         line = lines[index]
+        if in_string is not None:
+            in_string = _string_left_open(line, strings, in_string)
+            kept = index + 1
+            continue
         if is_blank(line):
             continue
         width = widths[index]
@@ -349,6 +366,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if width < allowed and not opened:
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
+        if strings:
+            in_string = _string_left_open(line, strings, None)
     if body_below and not _opens_block(lines[kept - 1]):
         kept = _through_header(lines, widths, kept, base)
     return "\n".join(lines[:kept]).rstrip()
@@ -379,17 +398,18 @@ def _opens_block(line: str) -> bool:
 
 
 def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str,
-        below: str | None = None) -> str | None:
+        below: str | None = None, strings: tuple[str, ...] = ()) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
-    line of code after the cursor's line."""
+    line of code after the cursor's line; `strings` the language's multi-line string delimiters."""
     if ended or mode == "block" or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below) or None
+    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings) or None
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
     """The filter form of `cut`: the first filter before caching."""
+    strings = default_table().lookup(ctx.language).multiline_strings
     return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
-               ctx.next_line)
+               ctx.next_line, strings)

@@ -189,3 +189,13 @@ SWITCH_BELOW = "\n    case 3:\n      c();\n  }\n  return total;\n"
 ])
 def test_skipped_ahead(text, suffix, expected):
     assert skipped_ahead(text, suffix) == expected
+
+
+def test_one_statement_keeps_the_lines_of_a_string_it_opens():
+    """A docstring in a `statement` situation is one statement over several lines, not its first line (an
+    unterminated string); the statement after it is the next one, cut as usual."""
+    text = '"""Get the style.\n\n    Returns:\n        Style.\n    """\n    return self._stack[-1]'
+    shown = cut(text, "statement", False, "    ", "", below="    return 1", strings=('"""', "'''"))
+    assert shown == '"""Get the style.\n\n    Returns:\n        Style.\n    """'
+    # Without the language's delimiters, the first line is all the statement there is.
+    assert cut(text, "statement", False, "    ", "", below="    return 1") == '"""Get the style.'
