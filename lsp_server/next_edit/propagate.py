@@ -36,6 +36,7 @@ _QUOTES = frozenset("'\"`")
 #: A change whose new side ends in one of these is still being typed (`f(a, ` → `f(a, b)`): not worth repeating.
 _UNFINISHED = frozenset(",([{=.\\")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+_OPENERS = frozenset(o for o, _ in _PAIRS)
 #: The longest old or new text of a substitution (characters): longer changes are rewrites, not substitutions.
 MAX_CHARS = 400
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
@@ -84,8 +85,22 @@ KEYWORDS = frozenset("""
 """.split())
 
 
-def _has_anchor(tokens: list[str]) -> bool:
-    return any(_is_name(t) for t in tokens)
+#: Built-in types and literals of the common languages: used everywhere, so changing one at one place (`x: int` →
+#: `x: float`, `return None` → `return self`) is a change of that place, not a rename of every `int` in the file. Such
+#: a change is anchored by the name before it, like a changed number.
+COMMON_NAMES = frozenset("""
+    None True False NaN Infinity null undefined nil true false
+    any unknown never void object string number boolean bigint symbol Object String Number Boolean Function Array
+    Promise Error Map Set Date RegExp Symbol BigInt Record
+    str int float bool bytes bytearray complex list dict tuple set frozenset type Any Optional Union Callable
+    char short long double signed unsigned size_t ssize_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t uintptr_t intptr_t Py_ssize_t PyObject
+""".split())
+
+
+def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
+    """Whether `tokens` hold a name (`distinct`: one that is not a built-in type or literal)."""
+    return any(_is_name(t) and not (distinct and t in COMMON_NAMES) for t in tokens)
 
 
 def _balanced(text: str) -> tuple[int, ...]:
@@ -128,10 +143,16 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
     anchored at the end of its line; None: it is not a substitution."""
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
+    # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
+    # change of this place, anchored by the name before it (one built-in for another, `null` → `undefined`, is
+    # made everywhere like a rename)
+    distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
+        len(core_new) == 1 and core_new[0] in COMMON_NAMES)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
         if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
             return None  # `from` → `innerFrom` is no rename of `from`
-        return 0, 0, False  # a rename
+        if not distinct:
+            return 0, 0, False  # a rename
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
@@ -139,7 +160,7 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         if enclosed is not None:
             return (*enclosed, False)
     left = 0
-    while not _has_anchor(a[i1 - left:i2]):  # anchored by the name before it
+    while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
             return None
         left += 1
@@ -209,7 +230,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     region = regions(new, language).kind_at(start) if language else CODE
     name = _is_name(old_text)
     after = "".join(b[j1 - left:])[len(new_text):][:1]
-    return Substitution(old_text, new_text, name=name, attribute=before.endswith("."), region=region,
+    return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after))
 
@@ -252,6 +273,12 @@ def _pattern(sub: Substitution) -> re.Pattern[str]:
     return re.compile(head + body + tail)
 
 
+def _applied(before: str) -> bool:
+    """Whether a bracket after the character `before` applies something (a call or an index: `f(`, `x[`, `g()(`)
+    rather than opening a group, a literal or a parameter list (`= (`, `: [`)."""
+    return bool(before) and (_WORDY.match(before) is not None or before in ")]")
+
+
 def _lead_at(text: str, start: int) -> str:
     before = text[max(0, start - 40):start].rstrip(" \t")
     return "->" if before.endswith("->") else ":" if before.endswith(":") else ""
@@ -261,7 +288,12 @@ def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
         i -= 1
-    return i >= 0 and text[i] == "."
+    return _ends_in_dot(text[max(0, i - 1):i + 1])
+
+
+def _ends_in_dot(text: str) -> bool:
+    """Whether `text` ends in an attribute access's dot: `x.`, `x?.`, not a spread or range (`...`, `..`)."""
+    return text.endswith(".") and not text.endswith("..")
 
 
 def occurrences(sub: Substitution, text: str, language: str = ""):
@@ -280,6 +312,8 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
             continue
         if sub.lead and _lead_at(text, start) != sub.lead:
             continue
+        if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
+            continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
             if lexed is None:
                 lexed = regions(text, language)
@@ -303,11 +337,16 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     spans = list(occurrences(sub, text, language))
     if not spans:
         return None
+    candidates = spans
     if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
-        shaped = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around]
-        spans = shaped or spans
-    first = next((i for i, (start, _) in enumerate(spans) if start >= cursor), 0)
-    chosen = [spans[first]]
+        candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    after = next((span for span in candidates if span[0] >= cursor), None)
+    if after is None:
+        if not sub.name:
+            return None  # a changed literal or argument is repeated where the user goes next, not back up
+        after = candidates[0]  # a rename: every use must follow, the ones above too
+    first = spans.index(after)
+    chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
     for start, end in spans[first + 1:]:
         between = text[chosen[0][1]:start]  # on the first one's line or the line after it, no farther
         if between.count("\n") + between.count("\r") - between.count("\r\n") > ADJACENT_LINES:

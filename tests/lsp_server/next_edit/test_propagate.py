@@ -144,3 +144,45 @@ def test_in_comments_a_word_in_the_edited_shape_comes_first():
     text = "/**\n * @param {MochaOptions} opts\n * - Options for Mocha\n * @param {Options} more\n */\n"
     edit = propagate(EditEvent("a.js", 1, old, new), text, 10, "javascript", region="comment")
     assert edit is not None and edit.start == text.index("{Options}") + 1
+
+
+def test_a_shaped_word_in_a_comment_takes_the_other_uses_on_its_line_along():
+    old = " * Use {@link mergeMap} instead: `mergeMap(f)`\n"
+    new = " * Use {@link switchMap} instead: `switchMap(f)`\n"
+    text = "/**\n * Use {@link mergeMap} instead: `mergeMap(g)`\n */\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript", region="comment")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace("mergeMap", "switchMap")
+
+
+def test_a_spread_name_is_no_attribute():
+    text = "f(a.items)\ng(...items)\n"
+    edit = propagate(EditEvent("a.js", 0, "const items = f();\n", "const entries = f();\n"), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("...items") + 3
+    assert _next("v = x.count\n", "v = x.total\n", "y = ...count\nz = a?.count\n") == ("count", "total")
+
+
+def test_only_a_rename_goes_back_above_the_cursor():
+    text = "sleep(30)\nx = 1\n"
+    assert _next("sleep(30)\n", "sleep(60)\n", text, cursor=len(text)) is None
+    assert _next("f(a)\n", "f(a, b)\n", "f(a)\nx = 1\n", cursor=len(text)) is None
+    assert _next("foo = 1\n", "bar = 1\n", "foo()\nx = 1\n", cursor=len(text)) == ("foo", "bar")
+
+
+def test_a_builtin_replaced_by_a_name_of_its_own_is_anchored_by_the_name_before_it():
+    old, new = "    handle: number;\n", "    handle: TimerHandle;\n"
+    text = "    due: number;\n    handle: number;\n"
+    assert _next(old, new, text) == ("handle: number", "handle: TimerHandle")
+    assert _next("    return None\n", "    return self.message\n", "x = None\n    return None\n") == \
+        ("return None", "return self.message")
+    # one literal for another is made everywhere, like a rename
+    assert _next("x = null;\n", "x = undefined;\n", "y = null;\n", language="javascript") == ("null", "undefined")
+
+
+def test_a_changed_parameter_list_is_not_a_call():
+    old, new = "  getAdapter: (adapters) => {\n", "  getAdapter: (adapters, config) => {\n"
+    text = "  a = isArray(adapters);\n  other: (adapters) => {\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("(adapters) =>")
+    assert _next("process(data)\n", "process(data, verbose=True)\n", "y = (data)\nprocess(data)\n") == \
+        ("process(data)", "process(data, verbose=True)")
