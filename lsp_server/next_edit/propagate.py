@@ -65,6 +65,8 @@ class Substitution:
     offset: int = 0
     #: The characters just before and after the edited text (its shape in prose: `{Options}`, `` `x` ``).
     around: tuple[str, str] = ("", "")
+    #: The rest of the edited one's line before and after it, as it was: what its role looks like.
+    context: tuple[str, str] = ("", "")
 
 
 def _tokens(text: str) -> list[str]:
@@ -230,9 +232,13 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     region = regions(new, language).kind_at(start) if language else CODE
     name = _is_name(old_text)
     after = "".join(b[j1 - left:])[len(new_text):][:1]
+    old_start = sum(len(t) for t in a[:i1 - left])
+    line_start = old.rfind("\n", 0, old_start) + 1
+    line_end = old.find("\n", old_start + len(old_text))
+    context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
     return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
-                        around=(new[start - 1:start], after))
+                        around=(new[start - 1:start], after), context=context)
 
 
 def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
@@ -322,6 +328,52 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
         yield start, end
 
 
+#: Tokens on each side of an occurrence compared with the edited one's neighbours.
+CONTEXT_TOKENS = 3
+#: How far (lines) past the next occurrence in prose one with the edited one's neighbours is preferred: a screenful.
+CONTEXT_LINES = 50
+
+
+def _side_tokens(text: str) -> list[str]:
+    return [t for t in _tokens(text) if not t.isspace()]
+
+
+def _matching(xs: list[str], ys: list[str]) -> int:
+    n = 0
+    for x, y in zip(xs[:CONTEXT_TOKENS], ys[:CONTEXT_TOKENS]):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _context_score(text: str, start: int, end: int, context: tuple[str, str]) -> int:
+    """How many tokens next to an occurrence, on its line (up to CONTEXT_TOKENS each side), are those next to the
+    edited one: `@param {string} totalErrors` shares two on the left and one on the right with itself elsewhere."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = _side_tokens(text[max(line_start, start - 200):start])[::-1]
+    after = _side_tokens(text[end:min(len(text) if line_end < 0 else line_end, end + 200)])
+    return _matching(before, _side_tokens(context[0])[::-1]) + _matching(after, _side_tokens(context[1]))
+
+
+def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, str]) -> list[tuple[int, int]]:
+    """`ahead` (occurrences after the cursor, in order), from the one within a screenful of the first that has
+    the most of the edited one's neighbours: in prose, a word's role is the words around it (the same parameter's
+    `{string}` in the next doc comment, not the `@returns {string}` just below), and the user edits some mentions,
+    not all. Ties: the nearest."""
+    pool, lines, at = [], 0, ahead[0][0]
+    for span in ahead:
+        lines += text.count("\n", at, span[0])
+        if lines > CONTEXT_LINES:
+            break
+        pool.append(span)
+        at = span[0]
+    scores = [_context_score(text, start, end, context) for start, end in pool]
+    best = scores.index(max(scores))
+    return ahead[best:]
+
+
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
               names_only: bool = False, region: str | None = None) -> TextEdit | None:
     """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text`
@@ -340,7 +392,10 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     candidates = spans
     if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
-    after = next((span for span in candidates if span[0] >= cursor), None)
+    ahead = [span for span in candidates if span[0] >= cursor]
+    if ahead and sub.region != CODE:
+        ahead = _best_context(text, ahead, sub.context)
+    after = ahead[0] if ahead else None
     if after is None:
         if not sub.name:
             return None  # a changed literal or argument is repeated where the user goes next, not back up

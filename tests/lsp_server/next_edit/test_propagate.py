@@ -186,3 +186,15 @@ def test_a_changed_parameter_list_is_not_a_call():
     assert edit is not None and edit.start == text.index("(adapters) =>")
     assert _next("process(data)\n", "process(data, verbose=True)\n", "y = (data)\nprocess(data)\n") == \
         ("process(data)", "process(data, verbose=True)")
+
+
+def test_in_comments_the_mention_with_the_edited_ones_neighbours_comes_first_within_a_screenful():
+    old, new = " * @param {string} totalErrors Total errors\n", " * @param {number} totalErrors Total errors\n"
+    doc = "/**\n * @param {number} totalErrors Total errors\n * @returns {string} The text\n */\n"
+    other = "/**\n * @param {string} totalErrors Total errors\n */\n"
+    text = doc + other
+    edit = propagate(EditEvent("a.js", 1, old, new), text, text.index("\n * @returns"), "javascript", region="comment")
+    assert edit is not None and edit.start == len(doc) + other.index("{string}") + 1
+    far = doc + "x = 1;\n" * 60 + other  # farther than a screenful: the next mention
+    edit = propagate(EditEvent("a.js", 1, old, new), far, far.index("\n * @returns"), "javascript", region="comment")
+    assert edit is not None and edit.start == far.index("{string}") + 1
