@@ -203,6 +203,19 @@ def _spans(a: list[str], b: list[str], ops: list[Op], left: int, right: int
     return out
 
 
+def _closed(a: list[str], b: list[str], op: Op) -> Op:
+    """`op` widened to the right, within its line, until both sides close the brackets they open: `type[` →
+    `cabc.Callable[[V], ` is the change of `type[T]` into `cabc.Callable[[V], T]`. Unchanged when they never do."""
+    tag, i1, i2, j1, j2 = op
+    for k in range(_WIDEN + 1):
+        if i2 + k > len(a) or "\n" in "".join(a[i2:i2 + k]):
+            break
+        old, new = "".join(a[i1:i2 + k]), "".join(b[j1:j2 + k])
+        if not any(_balanced(old)) and not any(_balanced(new)):
+            return tag, i1, i2 + k, j1, j2 + k
+    return op
+
+
 @lru_cache(maxsize=64)
 def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
@@ -219,7 +232,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         return None
     found = _one_change(a, b, ops)
     if found is None and len(ops) > 1:
-        union: Op = ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])
+        union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
             found = _one_change(a, b, [union], lines=True)
@@ -265,8 +278,8 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
     stripped = new_text.rstrip()
     if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]):
         return None
-    if _balanced(old_text) != _balanced(new_text):
-        return None  # an unclosed bracket: still being typed
+    if _balanced(old_text) != _balanced(new_text) and any(_balanced(new_text)):
+        return None  # an unclosed bracket: still being typed (a block opener removed, `) {` → `)`, is no typing)
     return old_text, new_text, ops[0], left, at_end
 
 

@@ -70,8 +70,8 @@ def test_different_changes_together_are_repeated_only_where_they_recur_together(
     old, new = "  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"
     assert _next(old, new, "foo(3)\nx(4)\n") is None
     assert _next(old, new, "z = 0\nfoo(1)\n  x(2)\n") == ("foo(1)\n  x", "bar(1)\n  y")
-    # the same text as replacing the whole call
-    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")
+    # the same text as replacing the whole call (brackets closed on both sides)
+    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline()", "next(s)")
 
 
 def test_text_added_at_the_end_of_a_line_is_repeated_at_line_ends():
@@ -198,3 +198,19 @@ def test_in_comments_the_mention_with_the_edited_ones_neighbours_comes_first_wit
     far = doc + "x = 1;\n" * 60 + other  # farther than a screenful: the next mention
     edit = propagate(EditEvent("a.js", 1, old, new), far, far.index("\n * @returns"), "javascript", region="comment")
     assert edit is not None and edit.start == far.index("{string}") + 1
+
+
+def test_a_change_inside_brackets_is_looked_for_with_its_brackets_closed():
+    old, new = "def get(self, type: type[T]) -> T:\n", "def get(self, type: cabc.Callable[[V], T]) -> T:\n"
+    assert _next(old, new, "def get(self, default: T, type: type[T]) -> T:\n") == \
+        ("type[T]", "cabc.Callable[[V], T]")
+
+
+def test_lines_rewritten_without_their_block_opener_are_repeated_where_they_recur():
+    old = "    size = sizeof(uv);\n    if (sysctl(mib, &uv, &size) < 0) {\n        fail(mib);\n"
+    new = "    if (checked_sysctl(mib, &uv, sizeof(uv)) != 0)\n"
+    text = "void f(void) {\n" + old + "        return;\n    }\n}\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace(old, new)
+    assert substitution("    f(a, b) {\n", "    f(a, b) {{\n", "c") is None  # an opener added: still typing
