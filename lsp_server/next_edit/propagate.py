@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .lexical import CODE, regions
+from .lexical import CODE, COMMENT, regions
 
 #: A difflib opcode: (tag, i1, i2, j1, j2).
 Op = tuple[str, int, int, int, int]
@@ -323,6 +323,8 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
     at = sub.new.find(sub.old)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
+    # A renamed code name is renamed in the comments that mention it too.
+    mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
     for match in _pattern(sub).finditer(text):
         start, end = match.span()
         if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
@@ -336,9 +338,17 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
         if not anchored:
             if lexed is None:
                 lexed = regions(text, language)
-            if lexed.kind_at(start) != sub.region:
+            kind = lexed.kind_at(start)
+            if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _code_name(word: str) -> bool:
+    """A name no prose uses as a word (`PSUTIL_HAVE_X`, `maxRetries`, `item2`): where a comment holds it, the
+    comment names the code."""
+    return "_" in word.strip("_") or any(c.isdigit() for c in word) or any(
+        x.islower() and y.isupper() for x, y in zip(word, word[1:]))
 
 
 #: Tokens on each side of an occurrence compared with the edited one's neighbours.

@@ -214,3 +214,13 @@ def test_lines_rewritten_without_their_block_opener_are_repeated_where_they_recu
     assert edit is not None
     assert text[:edit.start] + edit.text + text[edit.end:] == text.replace(old, new)
     assert substitution("    f(a, b) {\n", "    f(a, b) {{\n", "c") is None  # an opener added: still typing
+
+
+def test_a_renamed_code_name_is_renamed_in_the_comments_that_mention_it():
+    text = "#ifdef HAS_CPU_AFFINITY\nint x;\n#endif  // PSUTIL_HAVE_CPU_AFFINITY\n"
+    edit = propagate(EditEvent("a.c", 0, "#ifdef PSUTIL_HAVE_CPU_AFFINITY\n", "#ifdef PSUTIL_HAS_CPU_AFFINITY\n"),
+                     text, 0, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == \
+        ("PSUTIL_HAVE_CPU_AFFINITY", "PSUTIL_HAS_CPU_AFFINITY")
+    assert _next("maxRetries = 3\n", "retryLimit = 3\n", "# maxRetries: how often\n") == ("maxRetries", "retryLimit")
+    assert _next("count = 3\n", "total = 3\n", "# count: how often\n") is None  # a word prose uses too
