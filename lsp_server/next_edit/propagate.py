@@ -67,6 +67,8 @@ class Substitution:
     around: tuple[str, str] = ("", "")
     #: The rest of the edited one's line before and after it, as it was: what its role looks like.
     context: tuple[str, str] = ("", "")
+    #: Line breaks between the hunk's first and last change (0: all on one line).
+    spread: int = 0
 
 
 def _tokens(text: str) -> list[str]:
@@ -251,7 +253,8 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
     return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
-                        around=(new[start - 1:start], after), context=context)
+                        around=(new[start - 1:start], after), context=context,
+                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
 
 
 def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
@@ -425,9 +428,12 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         after = candidates[0]  # a rename: every use must follow, the ones above too
     first = spans.index(after)
     chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
+    # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's
+    # joins only when the user's own edit spanned lines
+    reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
     for start, end in spans[first + 1:]:
         between = text[chosen[0][1]:start]  # on the first one's line or the line after it, no farther
-        if between.count("\n") + between.count("\r") - between.count("\r\n") > ADJACENT_LINES:
+        if between.count("\n") + between.count("\r") - between.count("\r\n") > reach:
             break
         chosen.append((start, end))
     begin, finish = chosen[0][0], chosen[-1][1]

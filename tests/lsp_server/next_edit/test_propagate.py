@@ -224,3 +224,13 @@ def test_a_renamed_code_name_is_renamed_in_the_comments_that_mention_it():
         ("PSUTIL_HAVE_CPU_AFFINITY", "PSUTIL_HAS_CPU_AFFINITY")
     assert _next("maxRetries = 3\n", "retryLimit = 3\n", "# maxRetries: how often\n") == ("maxRetries", "retryLimit")
     assert _next("count = 3\n", "total = 3\n", "# count: how often\n") is None  # a word prose uses too
+
+
+def test_in_comments_the_next_line_joins_only_when_the_users_edit_spanned_lines():
+    text = "/**\n * emits an Observable\n * from the source Observable\n */\n"
+    one = propagate(EditEvent("a.ts", 0, " * a Observable here\n", " * a `ObservableInput` here\n"), text, 0,
+                    "typescript", region="comment")
+    assert one is not None and text[one.start:one.end] == "Observable"
+    two = propagate(EditEvent("a.ts", 0, " * a Observable\n * b Observable\n", " * a Input\n * b Input\n"), text, 0,
+                    "typescript", region="comment")
+    assert two is not None and text[two.start:two.end] == "Observable\n * from the source Observable"
