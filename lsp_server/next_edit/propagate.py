@@ -41,6 +41,8 @@ _OPENERS = frozenset(o for o, _ in _PAIRS)
 MAX_CHARS = 400
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
 ADJACENT_LINES = 1
+#: A run of occurrences on consecutive lines is one edit up to this many lines (the most a hunk holds).
+MAX_RUN_LINES = 8
 #: Changed spans on at most this many line breaks may be taken together as one change.
 MAX_UNION_LINES = 2
 
@@ -301,6 +303,11 @@ def _applied(before: str) -> bool:
     return bool(before) and (_WORDY.match(before) is not None or before in ")]")
 
 
+def _line_breaks(text: str, start: int, end: int) -> int:
+    between = text[start:end]
+    return between.count("\n") + between.count("\r") - between.count("\r\n")
+
+
 def _lead_at(text: str, start: int) -> str:
     before = text[max(0, start - 40):start].rstrip(" \t")
     return "->" if before.endswith("->") else ":" if before.endswith(":") else ""
@@ -334,7 +341,7 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
-        if sub.lead and _lead_at(text, start) != sub.lead:
+        if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
@@ -432,8 +439,8 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     # joins only when the user's own edit spanned lines
     reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
     for start, end in spans[first + 1:]:
-        between = text[chosen[0][1]:start]  # on the first one's line or the line after it, no farther
-        if between.count("\n") + between.count("\r") - between.count("\r\n") > reach:
+        # on the line of the one before or the line after it: a run of lines is one edit, as a diff's hunk is
+        if _line_breaks(text, chosen[-1][1], start) > reach or _line_breaks(text, chosen[0][0], start) >= MAX_RUN_LINES:
             break
         chosen.append((start, end))
     begin, finish = chosen[0][0], chosen[-1][1]

@@ -234,3 +234,19 @@ def test_in_comments_the_next_line_joins_only_when_the_users_edit_spanned_lines(
     two = propagate(EditEvent("a.ts", 0, " * a Observable\n * b Observable\n", " * a Input\n * b Input\n"), text, 0,
                     "typescript", region="comment")
     assert two is not None and text[two.start:two.end] == "Observable\n * from the source Observable"
+
+
+def test_any_type_position_holds_a_type_renamed_in_one():
+    text = "y = List()\ndef f() -> List[str]:\n"
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), text, 0, "python")
+    assert edit is not None and edit.start == text.index("-> List") + 3
+
+
+def test_occurrences_on_a_run_of_lines_are_one_edit():
+    text = "def f(\n    a: List[str],\n    b: List[str],\n    c: List[str],\n\n    d: List[str],\n"
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), text, 0, "python")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace("List", "list", 3)
+    long = "".join(f"    a{i}: List[str],\n" for i in range(12))
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), long, 0, "python")
+    assert edit is not None and long[edit.start:edit.end].count("\n") == 7  # 8 lines, no more
