@@ -22,6 +22,8 @@ _DOUBLE = r'"(?:\\.|[^"\\\n])*"'
 _BACKTICK = r"`(?:\\.|[^`\\])*`"
 _TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
+#: A substitution in a template literal, `${...}` (one level of braces inside: `${f({a})}` ends at its own brace).
+_HOLE = re.compile(r"\$\{(?:[^{}`]|\{[^{}`]*\})*\}")
 _RUST_CHAR = r"'(?:\\.[^'\n]{0,8}|[^'\\\n])'"  # a lifetime ('a) is not a string
 
 #: Language family → (comment patterns, string patterns). Unknown languages (plaintext, markdown) are all code.
@@ -76,7 +78,16 @@ def regions(text: str, language: str) -> Regions:
         return Regions()
     starts, ends, kinds = [], [], []
     for match in _pattern(family).finditer(text):
-        starts.append(match.start())
-        ends.append(match.end())
-        kinds.append(COMMENT if (match.lastgroup or "").startswith("c") else STRING)
+        start, end = match.span()
+        kind = COMMENT if (match.lastgroup or "").startswith("c") else STRING
+        if kind == STRING and family == "js" and text[start] == "`":
+            # a template literal's `${...}` is code: the string is the text between them
+            for hole in _HOLE.finditer(text, start, end):
+                starts.append(start)
+                ends.append(hole.start())
+                kinds.append(STRING)
+                start = hole.end()
+        starts.append(start)
+        ends.append(end)
+        kinds.append(kind)
     return Regions(tuple(starts), tuple(ends), tuple(kinds))

@@ -250,3 +250,12 @@ def test_occurrences_on_a_run_of_lines_are_one_edit():
     long = "".join(f"    a{i}: List[str],\n" for i in range(12))
     edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), long, 0, "python")
     assert edit is not None and long[edit.start:edit.end].count("\n") == 7  # 8 lines, no more
+
+
+def test_a_template_literals_substitutions_are_code():
+    text = "log(`count: ${count}`);\n"
+    edit = propagate(EditEvent("a.js", 0, "let count = 1;\n", "let total = 1;\n"), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("{count}") + 1
+    from lsp_server.next_edit.lexical import CODE, STRING, regions
+    lexed = regions("x = `a ${f({b: 1})} c`;", "javascript")
+    assert [lexed.kind_at(i) for i in (5, 9, 12, 20)] == [STRING, CODE, CODE, STRING]
