@@ -20,10 +20,11 @@ import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .lexical import CODE, COMMENT, regions
+from .lexical import CODE, COMMENT, Regions, regions
 
 #: A difflib opcode: (tag, i1, i2, j1, j2).
 Op = tuple[str, int, int, int, int]
@@ -288,13 +289,39 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
     return old_text, new_text, ops[0], left, at_end
 
 
+@lru_cache(maxsize=16)
 def _pattern(sub: Substitution) -> re.Pattern[str]:
-    body = re.escape(sub.old).replace("\\\n", r"\r?\n")  # a CRLF document holds the same lines
+    """The regular expression of `sub.old` at token boundaries, for a CRLF document and an old text of several
+    lines (the same lines with other breaks); `_matches` finds everything else with str.find."""
+    body = re.escape(sub.old).replace("\\\n", r"\r?\n")
     head = r"(?<!\w)" if _WORDY.match(sub.old[0]) else ""
     tail = r"(?!\w)" if _WORDY.match(sub.old[-1]) else ""
     if sub.at_line_end:
         tail += r"(?=[ \t]*(?:\r|\n|\Z))"
     return re.compile(head + body + tail)
+
+
+_LINE_END = re.compile(r"[ \t]*(?:\r|\n|\Z)")
+
+
+def _matches(sub: Substitution, text: str) -> Iterator[tuple[int, int]]:
+    """Spans of `sub.old` in `text` that start and end at token boundaries (and, for text added at a line end, end
+    their line), in order, not overlapping. str.find, not a regular expression: compiling one per request cost more
+    than the search (a request's substitution is new each time the user edits)."""
+    old = sub.old
+    if "\n" in old and "\r" in text:
+        yield from (match.span() for match in _pattern(sub).finditer(text))
+        return
+    head, tail = _WORDY.match(old[0]) is not None, _WORDY.match(old[-1]) is not None
+    i = text.find(old)
+    while i >= 0:
+        end = i + len(old)
+        if (head and i > 0 and _WORDY.match(text[i - 1])) or (tail and end < len(text) and _WORDY.match(text[end])) \
+                or (sub.at_line_end and not _LINE_END.match(text, end)):
+            i = text.find(old, i + 1)
+            continue
+        yield i, end
+        i = text.find(old, end)
 
 
 def _applied(before: str) -> bool:
@@ -325,9 +352,23 @@ def _ends_in_dot(text: str) -> bool:
     return text.endswith(".") and not text.endswith("..")
 
 
-def occurrences(sub: Substitution, text: str, language: str = ""):
+class _Lexed:
+    """The regions of one text, lexed on first use and once: a request whose old text stands nowhere never lexes."""
+
+    def __init__(self, text: str, language: str) -> None:
+        self.text, self.language = text, language
+        self._regions: Regions | None = None
+
+    def kind_at(self, offset: int) -> str:
+        if self._regions is None:
+            self._regions = regions(self.text, self.language)
+        return self._regions.kind_at(offset)
+
+
+def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed | None = None
+                ) -> Iterator[tuple[int, int]]:
     """Spans (start, end) of `text` where `sub.old` stands in the same role as the edited one, in order."""
-    lexed = None
+    lexed = lexed or _Lexed(text, language)
     # Where the new text contains the old one (`foo` → `self.foo`), an old text inside an already replaced new one is
     # not an occurrence.
     at = sub.new.find(sub.old)
@@ -335,8 +376,7 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
-    for match in _pattern(sub).finditer(text):
-        start, end = match.span()
+    for start, end in _matches(sub, text):
         if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
@@ -346,8 +386,6 @@ def occurrences(sub: Substitution, text: str, language: str = ""):
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
-            if lexed is None:
-                lexed = regions(text, language)
             kind = lexed.kind_at(start)
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
@@ -408,18 +446,25 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
 
 
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
-              names_only: bool = False, region: str | None = None) -> TextEdit | None:
+              names_only: bool = False, region: str | None = None, edit_at: int | None = None) -> TextEdit | None:
     """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text`
     (wrapping to the start), or None. Occurrences on the same line or the line right after it are one edit (the
     next hunk as the user would make it; chaining reaches the rest). `names_only`: only renames (an event of
     another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit is in, as
-    the whole document says (the hunk alone cannot tell a line inside a block comment). Pure; O(len(text))."""
+    the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`: where in
+    `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the one lexing of
+    `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands somewhere."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
+    if not any(True for _ in _matches(sub, text)):
+        return None
+    lexed = _Lexed(text, language)
+    if region is None and edit_at is not None and 0 <= edit_at < len(text):
+        region = lexed.kind_at(edit_at)
     if region is not None and region != sub.region:
         sub = dataclasses.replace(sub, region=region)
-    spans = list(occurrences(sub, text, language))
+    spans = list(occurrences(sub, text, language, lexed))
     if not spans:
         return None
     candidates = spans

@@ -259,3 +259,17 @@ def test_a_template_literals_substitutions_are_code():
     from lsp_server.next_edit.lexical import CODE, STRING, regions
     lexed = regions("x = `a ${f({b: 1})} c`;", "javascript")
     assert [lexed.kind_at(i) for i in (5, 9, 12, 20)] == [STRING, CODE, CODE, STRING]
+
+
+def test_a_request_lexes_its_text_once_and_only_when_the_old_text_stands_there(monkeypatch):
+    import lsp_server.next_edit.propagate as module
+
+    calls = []
+    real = module.regions
+    monkeypatch.setattr(module, "regions", lambda text, language: calls.append(len(text)) or real(text, language))
+    event = EditEvent("a.py", 0, "count = 1\n", "total = 1\n")
+    assert propagate(event, "total = 1\nx = 2\n", 0, "python", edit_at=0) is None
+    assert calls == []  # `count` stands nowhere: nothing to lex
+    text = "total = 1\ny = count\nz = count + count\n"
+    assert propagate(event, text, 0, "python", edit_at=0) is not None
+    assert calls == [len(text)]  # the edit's own region and every occurrence's from one pass
