@@ -237,6 +237,8 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         return None
     found = _one_change(a, b, ops)
     if found is None and len(ops) > 1:
+        found = _one_change(a, b, ops, repeated=True)  # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
+    if found is None and len(ops) > 1:
         union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
@@ -260,9 +262,20 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
                         spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
 
 
-def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
+def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | None:
+    """(1, 1, False) for text inserted between a name and a closing bracket (`f(a, x)` → `f(a, x, y)`: `x)` →
+    `x, y)`), else None."""
+    _, i1, i2, _, _ = op
+    if i1 == i2 and i1 > 0 and _is_name(a[i1 - 1]) and i2 < len(a) and a[i2] in ")]}":
+        return 1, 1, False
+    return None
+
+
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False
                 ) -> tuple[str, str, Op, int, bool] | None:
-    widening = _widening(a, b, ops[0])
+    """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
+    anchored by that name and the closing bracket alone, not by each call's whole bracket."""
+    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0])
     if widening is None:
         return None
     left, right, at_end = widening

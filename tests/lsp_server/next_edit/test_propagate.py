@@ -273,3 +273,12 @@ def test_a_request_lexes_its_text_once_and_only_when_the_old_text_stands_there(m
     text = "total = 1\ny = count\nz = count + count\n"
     assert propagate(event, text, 0, "python", edit_at=0) is not None
     assert calls == [len(text)]  # the edit's own region and every occurrence's from one pass
+
+
+def test_an_argument_appended_at_several_calls_of_a_hunk_is_anchored_by_the_name_before_it():
+    old = "def inc(release, identifier):\n    self.inc('pre', identifier)\n"
+    new = "def inc(release, identifier, base):\n    self.inc('pre', identifier, base)\n"
+    assert _next(old, new, "    self.inc('patch', identifier)\n") == ("identifier)", "identifier, base)")
+    # made once, it is anchored by the whole call
+    assert _next("    self.inc('pre', identifier)\n", "    self.inc('pre', identifier, base)\n",
+                 "    self.inc('patch', identifier)\n") is None
