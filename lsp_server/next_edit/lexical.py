@@ -4,7 +4,9 @@ Propagation must not rename `count` inside the message "count must be positive" 
 renamed, nor touch a commented-out line: an occurrence counts only in the same kind of region (code, string or
 comment) as the edit. A tree-sitter parse would be exact but costs a grammar per language and O(file); this pass is
 O(window), needs no grammar and is wrong only where a window starts inside a multi-line string or comment (the
-window's first lines are then read as code), which costs at worst one suggestion the user can ignore."""
+window's first lines are then read as code), which costs at worst one suggestion the user can ignore. A JavaScript
+template literal's `${...}` substitutions are code (one level of braces inside), so a renamed variable is renamed
+there too."""
 
 from __future__ import annotations
 

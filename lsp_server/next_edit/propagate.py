@@ -11,7 +11,11 @@ span must be the same change. A change that is not a whole identifier on both si
 argument, a deletion) is widened with its neighbouring tokens until its old side holds a name, so that `timeout=30`
 → `timeout=60` is looked for as `timeout=30`, never as any `30`. Occurrences must start and end at token boundaries,
 lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
-when the edited one was."""
+when the edited one was.
+
+Which occurrence: the next one after the cursor; only a rename goes back above it. In code that is all; in comments
+and strings, where the user picks each mention, the one in the edited one's shape and with its neighbouring words
+comes first (docs/next-edit.md has what each rule fixed on the benchmark, and what was tried and dropped)."""
 
 from __future__ import annotations
 
@@ -460,13 +464,15 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
 
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
               names_only: bool = False, region: str | None = None, edit_at: int | None = None) -> TextEdit | None:
-    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text`
-    (wrapping to the start), or None. Occurrences on the same line or the line right after it are one edit (the
-    next hunk as the user would make it; chaining reaches the rest). `names_only`: only renames (an event of
-    another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit is in, as
-    the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`: where in
-    `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the one lexing of
-    `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands somewhere."""
+    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text` (a
+    rename wraps to the start: all its uses must follow; other changes go top-down), or None. Occurrences on a run
+    of consecutive lines are one edit (the next hunk as the user would make it, as a diff groups it; chaining
+    reaches the rest; in prose the next line joins only after an edit over lines). `names_only`: only renames (an
+    event of another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit
+    is in, as the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`:
+    where in `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the
+    one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
+    somewhere."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
