@@ -109,6 +109,19 @@ COMMON_NAMES = frozenset("""
 """.split())
 
 
+#: The literals among them: a value, never a variable's name.
+LITERALS = frozenset("None True False NaN Infinity null undefined nil true false".split())
+
+
+def _typed(a: list[str], i: int) -> bool:
+    """Whether token `i` follows a mark of a type expression on its line: `List[str`, `Map<string`, `{string`,
+    `string|number`."""
+    k = i - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    return k >= 0 and a[k] in ("<", "[", "{", "|")
+
+
 def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
     """Whether `tokens` hold a name (`distinct`: one that is not a built-in type or literal)."""
     return any(_is_name(t) and not (distinct and t in COMMON_NAMES) for t in tokens)
@@ -162,6 +175,9 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
         if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
             return None  # `from` → `innerFrom` is no rename of `from`
+        # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
+        # only a built-in used as a type is changed at its place
+        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
     if not core_old or not core_new:  # an insertion or a deletion

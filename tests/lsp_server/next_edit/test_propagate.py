@@ -282,3 +282,11 @@ def test_an_argument_appended_at_several_calls_of_a_hunk_is_anchored_by_the_name
     # made once, it is anchored by the whole call
     assert _next("    self.inc('pre', identifier)\n", "    self.inc('pre', identifier, base)\n",
                  "    self.inc('patch', identifier)\n") is None
+
+
+def test_a_variable_that_shadowed_a_builtin_is_renamed_like_any_other():
+    assert _next("def f(list):\n", "def f(items):\n", "    return list\n") == ("list", "items")
+    # a built-in used as a type is changed at its place
+    assert _next("    x: list\n", "    x: Sequence\n", "y = list()\n    x: list\n") == ("x: list", "x: Sequence")
+    assert _next(" * @type {Map<string, number>}\n", " * @type {Map<string, Count>}\n", " * n: number\n",
+                 language="javascript", region="comment") is None
