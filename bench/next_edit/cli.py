@@ -87,7 +87,7 @@ async def default_model_server(threads: int | None = None) -> AsyncIterator[str]
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from .harness import Mode, outcome_dicts, run_mode
-    from .report import breakdown, losses, table
+    from .report import breakdown, listing, losses, table
 
     tasks = load_tasks(args.split, args.languages, args.limit)
     modes = mode_table(args.default_forms)
@@ -96,6 +96,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(modes)}")
     results: dict[str, Any] = {}
     all_outcomes: dict[str, Any] = {}
+    mode_tasks: dict[str, list[Task]] = {}
     async with contextlib.AsyncExitStack() as stack:
         urls: dict[str, str] = {}
         for name in args.modes:
@@ -112,14 +113,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     run_tasks = load_tasks(args.split, args.languages, args.model_limit)
             print(f"{name}: {len(run_tasks)} tasks", file=sys.stderr)
             outcomes = await run_mode(mode, run_tasks, options, urls)
+            mode_tasks[name] = run_tasks
             results[name] = breakdown(outcomes)
             all_outcomes[name] = outcomes
     print(table(results))
     for name, outcomes in all_outcomes.items():
         print(f"{name} losses: {json.dumps(losses(outcomes))}")
+    listings = {name: listing(mode_tasks[name], outcomes) for name, outcomes in all_outcomes.items()}
     return {"split": args.split, "languages": args.languages, "limit": args.limit, "measures": results,
             "losses": {name: losses(o) for name, o in all_outcomes.items()},
-            "outcomes": {name: outcome_dicts(o) for name, o in all_outcomes.items()}}
+            "outcomes": {name: outcome_dicts(o) for name, o in all_outcomes.items()}, "listings": listings}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
         from bench.common.lsp_support import write_results
 
         data = asyncio.run(run(args))
+        listings = data.pop("listings")
         path = write_results(f"{args.output}-{args.split}", data)
         print(f"wrote {path}")
+        for name, text in listings.items():
+            # the misses and false positives of each mode, task by task (for dev: what a rule has to fix)
+            misses = path.with_name(f"{args.output}-{args.split}-{name}-misses.txt")
+            misses.write_text(text, encoding="utf-8")
+            print(f"wrote {misses}")
     return 0

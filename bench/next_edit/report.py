@@ -16,9 +16,11 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Iterable, Sequence
 
-from .harness import Outcome
+from .harness import Outcome, apply_edit
+from .tasks import Task
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -116,3 +118,36 @@ def table(results: dict[str, dict[str, Any]]) -> str:
         for language, m in by_language.items():
             rows.append(f"{mode:<22}{language:<12}" + "".join(f"{_cell(m.get(key)):>9}" for key, _ in COLUMNS))
     return "\n".join(rows)
+
+
+def _diff(before: str, after: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), n=0)
+    return "".join(f"    {line}" if line.endswith("\n") else f"    {line}\n"
+                   for line in lines if not line.startswith(("---", "+++")))
+
+
+def listing(tasks: Sequence[Task], outcomes: Sequence[Outcome]) -> str:
+    """Every substitution-like task that was not exact and every false positive, with the user's last edit, the
+    true next edit and the proposed one as line diffs: what a rule change has to look at (tune on dev only)."""
+    by_id = {t.task_id: t for t in tasks}
+    out = []
+    for o in outcomes:
+        miss = o.substitution_like and not o.exact
+        false_positive = o.proposed and not o.location
+        task = by_id.get(o.task_id)
+        if task is None or not (miss or false_positive):
+            continue
+        kinds = [k for k, on in (("substitution-like miss", miss), ("false positive", false_positive)) if on]
+        out.append(f"== {o.task_id} ({', '.join(kinds)}; cursor {task.cursor[0] + 1}:{task.cursor[1] + 1})")
+        last = task.changes[-1] if task.changes else None
+        if last is not None:
+            out.append(f"  last edit: lines {last.start[0] + 1}-{last.end[0] + 1} -> {last.text[:300]!r}")
+        out.append("  true next edit:" if task.expected is not None else "  true next edit: none")
+        if task.expected is not None:
+            out.append(_diff(task.current, task.expected).rstrip("\n"))
+        if o.edit is not None:
+            out.append("  proposed:")
+            out.append(_diff(task.current, apply_edit(task.current, o.edit)[0]).rstrip("\n"))
+        else:
+            out.append(f"  proposed: nothing ({o.discarded or 'no edit'})")
+    return "\n".join(out) + ("\n" if out else "")

@@ -208,12 +208,19 @@ class NextEdit:
         start = doc.offset_at(first, 0, UTF32)
         end = doc.offset_at(last + 1, 0, UTF32) if last + 1 < doc.line_count else doc.char_count
         text = doc.text_range(start, end)
+        own = hunk.uri == doc.uri
         for event in (hunk.event(), hunk.latest_part()):  # the whole hunk, else its newest part
             if event is None:
                 continue
-            own = hunk.uri == doc.uri
-            edit = propagate(event, text, cursor - start, doc.language_id, names_only=not own,
-                             region=_region_of(doc, event) if own else None)
+            region, edit_at = None, None
+            if own:  # the edit's own region, from the window's one lexing when the window holds the edit
+                edit_at = _edit_offset(doc, event)
+                if edit_at is not None and not start <= edit_at < end:
+                    region, edit_at = _region_of(doc, event), None
+                elif edit_at is not None:
+                    edit_at -= start
+            edit = propagate(event, text, cursor - start, doc.language_id, names_only=not own, region=region,
+                             edit_at=edit_at)
             if edit is not None:
                 return start + edit.start, start + edit.end, edit.text
         return None
@@ -294,15 +301,23 @@ class NextEdit:
         await self.model.close()
 
 
-def _region_of(doc: Document, event: EditEvent) -> str | None:
-    """The kind of region (code, string, comment) the event's substitution lies in, by the document's text from a
-    little above it: the hunk alone cannot tell a line inside a block comment or a docstring."""
+def _edit_offset(doc: Document, event: EditEvent) -> int | None:
+    """Where in the document the event's substitution begins (its new text), or None when it is none."""
     sub = substitution(event.old, event.new, doc.language_id)
     if sub is None:
         return None
+    return doc.offset_at(event.start_line, 0, UTF32) + sub.offset
+
+
+def _region_of(doc: Document, event: EditEvent) -> str | None:
+    """The kind of region (code, string, comment) the event's substitution lies in, by the document's text from a
+    little above it: the hunk alone cannot tell a line inside a block comment or a docstring. (For an edit outside
+    the window propagation reads; inside it, the window's own lexing tells.)"""
+    at = _edit_offset(doc, event)
+    if at is None:
+        return None
     first = 0 if doc.char_count <= WHOLE_CHARS else max(0, event.start_line - WINDOW_LINES)
     begin = doc.offset_at(first, 0, UTF32)
-    at = doc.offset_at(event.start_line, 0, UTF32) + sub.offset
     end = doc.offset_at(event.start_line + event.new.count("\n") + 1, 0, UTF32)  # whole lines: a string closes
     return regions(doc.text_range(begin, max(end, at + 1)), doc.language_id).kind_at(at - begin)
 

@@ -4,7 +4,9 @@ Propagation must not rename `count` inside the message "count must be positive" 
 renamed, nor touch a commented-out line: an occurrence counts only in the same kind of region (code, string or
 comment) as the edit. A tree-sitter parse would be exact but costs a grammar per language and O(file); this pass is
 O(window), needs no grammar and is wrong only where a window starts inside a multi-line string or comment (the
-window's first lines are then read as code), which costs at worst one suggestion the user can ignore."""
+window's first lines are then read as code), which costs at worst one suggestion the user can ignore. A JavaScript
+template literal's `${...}` substitutions are code (one level of braces inside), so a renamed variable is renamed
+there too."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ _DOUBLE = r'"(?:\\.|[^"\\\n])*"'
 _BACKTICK = r"`(?:\\.|[^`\\])*`"
 _TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
+#: A substitution in a template literal, `${...}` (one level of braces inside: `${f({a})}` ends at its own brace).
+_HOLE = re.compile(r"\$\{(?:[^{}`]|\{[^{}`]*\})*\}")
 _RUST_CHAR = r"'(?:\\.[^'\n]{0,8}|[^'\\\n])'"  # a lifetime ('a) is not a string
 
 #: Language family → (comment patterns, string patterns). Unknown languages (plaintext, markdown) are all code.
@@ -76,7 +80,16 @@ def regions(text: str, language: str) -> Regions:
         return Regions()
     starts, ends, kinds = [], [], []
     for match in _pattern(family).finditer(text):
-        starts.append(match.start())
-        ends.append(match.end())
-        kinds.append(COMMENT if (match.lastgroup or "").startswith("c") else STRING)
+        start, end = match.span()
+        kind = COMMENT if (match.lastgroup or "").startswith("c") else STRING
+        if kind == STRING and family == "js" and text[start] == "`":
+            # a template literal's `${...}` is code: the string is the text between them
+            for hole in _HOLE.finditer(text, start, end):
+                starts.append(start)
+                ends.append(hole.start())
+                kinds.append(STRING)
+                start = hole.end()
+        starts.append(start)
+        ends.append(end)
+        kinds.append(kind)
     return Regions(tuple(starts), tuple(ends), tuple(kinds))

@@ -11,7 +11,11 @@ span must be the same change. A change that is not a whole identifier on both si
 argument, a deletion) is widened with its neighbouring tokens until its old side holds a name, so that `timeout=30`
 → `timeout=60` is looked for as `timeout=30`, never as any `30`. Occurrences must start and end at token boundaries,
 lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
-when the edited one was."""
+when the edited one was.
+
+Which occurrence: the next one after the cursor; only a rename goes back above it. In code that is all; in comments
+and strings, where the user picks each mention, the one in the edited one's shape and with its neighbouring words
+comes first (docs/next-edit.md has what each rule fixed on the benchmark, and what was tried and dropped)."""
 
 from __future__ import annotations
 
@@ -20,10 +24,11 @@ import difflib
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterator
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .lexical import CODE, regions
+from .lexical import CODE, COMMENT, Regions, regions
 
 #: A difflib opcode: (tag, i1, i2, j1, j2).
 Op = tuple[str, int, int, int, int]
@@ -36,10 +41,13 @@ _QUOTES = frozenset("'\"`")
 #: A change whose new side ends in one of these is still being typed (`f(a, ` → `f(a, b)`): not worth repeating.
 _UNFINISHED = frozenset(",([{=.\\")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
+_OPENERS = frozenset(o for o, _ in _PAIRS)
 #: The longest old or new text of a substitution (characters): longer changes are rewrites, not substitutions.
 MAX_CHARS = 400
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
 ADJACENT_LINES = 1
+#: A run of occurrences on consecutive lines is one edit up to this many lines (the most a hunk holds).
+MAX_RUN_LINES = 8
 #: Changed spans on at most this many line breaks may be taken together as one change.
 MAX_UNION_LINES = 2
 
@@ -64,6 +72,10 @@ class Substitution:
     offset: int = 0
     #: The characters just before and after the edited text (its shape in prose: `{Options}`, `` `x` ``).
     around: tuple[str, str] = ("", "")
+    #: The rest of the edited one's line before and after it, as it was: what its role looks like.
+    context: tuple[str, str] = ("", "")
+    #: Line breaks between the hunk's first and last change (0: all on one line).
+    spread: int = 0
 
 
 def _tokens(text: str) -> list[str]:
@@ -84,8 +96,35 @@ KEYWORDS = frozenset("""
 """.split())
 
 
-def _has_anchor(tokens: list[str]) -> bool:
-    return any(_is_name(t) for t in tokens)
+#: Built-in types and literals of the common languages: used everywhere, so changing one at one place (`x: int` →
+#: `x: float`, `return None` → `return self`) is a change of that place, not a rename of every `int` in the file. Such
+#: a change is anchored by the name before it, like a changed number.
+COMMON_NAMES = frozenset("""
+    None True False NaN Infinity null undefined nil true false
+    any unknown never void object string number boolean bigint symbol Object String Number Boolean Function Array
+    Promise Error Map Set Date RegExp Symbol BigInt Record
+    str int float bool bytes bytearray complex list dict tuple set frozenset type Any Optional Union Callable
+    char short long double signed unsigned size_t ssize_t int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t
+    uint64_t uintptr_t intptr_t Py_ssize_t PyObject
+""".split())
+
+
+#: The literals among them: a value, never a variable's name.
+LITERALS = frozenset("None True False NaN Infinity null undefined nil true false".split())
+
+
+def _typed(a: list[str], i: int) -> bool:
+    """Whether token `i` follows a mark of a type expression on its line: `List[str`, `Map<string`, `{string`,
+    `string|number`."""
+    k = i - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    return k >= 0 and a[k] in ("<", "[", "{", "|")
+
+
+def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
+    """Whether `tokens` hold a name (`distinct`: one that is not a built-in type or literal)."""
+    return any(_is_name(t) and not (distinct and t in COMMON_NAMES) for t in tokens)
 
 
 def _balanced(text: str) -> tuple[int, ...]:
@@ -128,10 +167,19 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
     anchored at the end of its line; None: it is not a substitution."""
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
+    # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
+    # change of this place, anchored by the name before it (one built-in for another, `null` → `undefined`, is
+    # made everywhere like a rename)
+    distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
+        len(core_new) == 1 and core_new[0] in COMMON_NAMES)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
         if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
             return None  # `from` → `innerFrom` is no rename of `from`
-        return 0, 0, False  # a rename
+        # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
+        # only a built-in used as a type is changed at its place
+        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
+        if not distinct:
+            return 0, 0, False  # a rename
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
@@ -139,7 +187,7 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         if enclosed is not None:
             return (*enclosed, False)
     left = 0
-    while not _has_anchor(a[i1 - left:i2]):  # anchored by the name before it
+    while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
             return None
         left += 1
@@ -180,6 +228,19 @@ def _spans(a: list[str], b: list[str], ops: list[Op], left: int, right: int
     return out
 
 
+def _closed(a: list[str], b: list[str], op: Op) -> Op:
+    """`op` widened to the right, within its line, until both sides close the brackets they open: `type[` →
+    `cabc.Callable[[V], ` is the change of `type[T]` into `cabc.Callable[[V], T]`. Unchanged when they never do."""
+    tag, i1, i2, j1, j2 = op
+    for k in range(_WIDEN + 1):
+        if i2 + k > len(a) or "\n" in "".join(a[i2:i2 + k]):
+            break
+        old, new = "".join(a[i1:i2 + k]), "".join(b[j1:j2 + k])
+        if not any(_balanced(old)) and not any(_balanced(new)):
+            return tag, i1, i2 + k, j1, j2 + k
+    return op
+
+
 @lru_cache(maxsize=64)
 def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
@@ -196,7 +257,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         return None
     found = _one_change(a, b, ops)
     if found is None and len(ops) > 1:
-        union: Op = ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])
+        found = _one_change(a, b, ops, repeated=True)  # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
+    if found is None and len(ops) > 1:
+        union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
             found = _one_change(a, b, [union], lines=True)
@@ -209,14 +272,30 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     region = regions(new, language).kind_at(start) if language else CODE
     name = _is_name(old_text)
     after = "".join(b[j1 - left:])[len(new_text):][:1]
-    return Substitution(old_text, new_text, name=name, attribute=before.endswith("."), region=region,
+    old_start = sum(len(t) for t in a[:i1 - left])
+    line_start = old.rfind("\n", 0, old_start) + 1
+    line_end = old.find("\n", old_start + len(old_text))
+    context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
+    return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
-                        around=(new[start - 1:start], after))
+                        around=(new[start - 1:start], after), context=context,
+                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
 
 
-def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
+def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | None:
+    """(1, 1, False) for text inserted between a name and a closing bracket (`f(a, x)` → `f(a, x, y)`: `x)` →
+    `x, y)`), else None."""
+    _, i1, i2, _, _ = op
+    if i1 == i2 and i1 > 0 and _is_name(a[i1 - 1]) and i2 < len(a) and a[i2] in ")]}":
+        return 1, 1, False
+    return None
+
+
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False
                 ) -> tuple[str, str, Op, int, bool] | None:
-    widening = _widening(a, b, ops[0])
+    """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
+    anchored by that name and the closing bracket alone, not by each call's whole bracket."""
+    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0])
     if widening is None:
         return None
     left, right, at_end = widening
@@ -238,18 +317,55 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False
     stripped = new_text.rstrip()
     if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]):
         return None
-    if _balanced(old_text) != _balanced(new_text):
-        return None  # an unclosed bracket: still being typed
+    if _balanced(old_text) != _balanced(new_text) and any(_balanced(new_text)):
+        return None  # an unclosed bracket: still being typed (a block opener removed, `) {` → `)`, is no typing)
     return old_text, new_text, ops[0], left, at_end
 
 
+@lru_cache(maxsize=16)
 def _pattern(sub: Substitution) -> re.Pattern[str]:
-    body = re.escape(sub.old).replace("\\\n", r"\r?\n")  # a CRLF document holds the same lines
+    """The regular expression of `sub.old` at token boundaries, for a CRLF document and an old text of several
+    lines (the same lines with other breaks); `_matches` finds everything else with str.find."""
+    body = re.escape(sub.old).replace("\\\n", r"\r?\n")
     head = r"(?<!\w)" if _WORDY.match(sub.old[0]) else ""
     tail = r"(?!\w)" if _WORDY.match(sub.old[-1]) else ""
     if sub.at_line_end:
         tail += r"(?=[ \t]*(?:\r|\n|\Z))"
     return re.compile(head + body + tail)
+
+
+_LINE_END = re.compile(r"[ \t]*(?:\r|\n|\Z)")
+
+
+def _matches(sub: Substitution, text: str) -> Iterator[tuple[int, int]]:
+    """Spans of `sub.old` in `text` that start and end at token boundaries (and, for text added at a line end, end
+    their line), in order, not overlapping. str.find, not a regular expression: compiling one per request cost more
+    than the search (a request's substitution is new each time the user edits)."""
+    old = sub.old
+    if "\n" in old and "\r" in text:
+        yield from (match.span() for match in _pattern(sub).finditer(text))
+        return
+    head, tail = _WORDY.match(old[0]) is not None, _WORDY.match(old[-1]) is not None
+    i = text.find(old)
+    while i >= 0:
+        end = i + len(old)
+        if (head and i > 0 and _WORDY.match(text[i - 1])) or (tail and end < len(text) and _WORDY.match(text[end])) \
+                or (sub.at_line_end and not _LINE_END.match(text, end)):
+            i = text.find(old, i + 1)
+            continue
+        yield i, end
+        i = text.find(old, end)
+
+
+def _applied(before: str) -> bool:
+    """Whether a bracket after the character `before` applies something (a call or an index: `f(`, `x[`, `g()(`)
+    rather than opening a group, a literal or a parameter list (`= (`, `: [`)."""
+    return bool(before) and (_WORDY.match(before) is not None or before in ")]")
+
+
+def _line_breaks(text: str, start: int, end: int) -> int:
+    between = text[start:end]
+    return between.count("\n") + between.count("\r") - between.count("\r\n")
 
 
 def _lead_at(text: str, start: int) -> str:
@@ -261,56 +377,150 @@ def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
         i -= 1
-    return i >= 0 and text[i] == "."
+    return _ends_in_dot(text[max(0, i - 1):i + 1])
 
 
-def occurrences(sub: Substitution, text: str, language: str = ""):
+def _ends_in_dot(text: str) -> bool:
+    """Whether `text` ends in an attribute access's dot: `x.`, `x?.`, not a spread or range (`...`, `..`)."""
+    return text.endswith(".") and not text.endswith("..")
+
+
+class _Lexed:
+    """The regions of one text, lexed on first use and once: a request whose old text stands nowhere never lexes."""
+
+    def __init__(self, text: str, language: str) -> None:
+        self.text, self.language = text, language
+        self._regions: Regions | None = None
+
+    def kind_at(self, offset: int) -> str:
+        if self._regions is None:
+            self._regions = regions(self.text, self.language)
+        return self._regions.kind_at(offset)
+
+
+def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed | None = None
+                ) -> Iterator[tuple[int, int]]:
     """Spans (start, end) of `text` where `sub.old` stands in the same role as the edited one, in order."""
-    lexed = None
+    lexed = lexed or _Lexed(text, language)
     # Where the new text contains the old one (`foo` → `self.foo`), an old text inside an already replaced new one is
     # not an occurrence.
     at = sub.new.find(sub.old)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
-    for match in _pattern(sub).finditer(text):
-        start, end = match.span()
+    # A renamed code name is renamed in the comments that mention it too.
+    mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    for start, end in _matches(sub, text):
         if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
-        if sub.lead and _lead_at(text, start) != sub.lead:
+        if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
+        if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
+            continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
-            if lexed is None:
-                lexed = regions(text, language)
-            if lexed.kind_at(start) != sub.region:
+            kind = lexed.kind_at(start)
+            if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
 
 
+def _code_name(word: str) -> bool:
+    """A name no prose uses as a word (`PSUTIL_HAVE_X`, `maxRetries`, `item2`): where a comment holds it, the
+    comment names the code."""
+    return "_" in word.strip("_") or any(c.isdigit() for c in word) or any(
+        x.islower() and y.isupper() for x, y in zip(word, word[1:]))
+
+
+#: Tokens on each side of an occurrence compared with the edited one's neighbours.
+CONTEXT_TOKENS = 3
+#: How far (lines) past the next occurrence in prose one with the edited one's neighbours is preferred: a screenful.
+CONTEXT_LINES = 50
+
+
+def _side_tokens(text: str) -> list[str]:
+    return [t for t in _tokens(text) if not t.isspace()]
+
+
+def _matching(xs: list[str], ys: list[str]) -> int:
+    n = 0
+    for x, y in zip(xs[:CONTEXT_TOKENS], ys[:CONTEXT_TOKENS]):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _context_score(text: str, start: int, end: int, context: tuple[str, str]) -> int:
+    """How many tokens next to an occurrence, on its line (up to CONTEXT_TOKENS each side), are those next to the
+    edited one: `@param {string} totalErrors` shares two on the left and one on the right with itself elsewhere."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    before = _side_tokens(text[max(line_start, start - 200):start])[::-1]
+    after = _side_tokens(text[end:min(len(text) if line_end < 0 else line_end, end + 200)])
+    return _matching(before, _side_tokens(context[0])[::-1]) + _matching(after, _side_tokens(context[1]))
+
+
+def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, str]) -> list[tuple[int, int]]:
+    """`ahead` (occurrences after the cursor, in order), from the one within a screenful of the first that has
+    the most of the edited one's neighbours: in prose, a word's role is the words around it (the same parameter's
+    `{string}` in the next doc comment, not the `@returns {string}` just below), and the user edits some mentions,
+    not all. Ties: the nearest."""
+    pool, lines, at = [], 0, ahead[0][0]
+    for span in ahead:
+        lines += text.count("\n", at, span[0])
+        if lines > CONTEXT_LINES:
+            break
+        pool.append(span)
+        at = span[0]
+    scores = [_context_score(text, start, end, context) for start, end in pool]
+    best = scores.index(max(scores))
+    return ahead[best:]
+
+
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
-              names_only: bool = False, region: str | None = None) -> TextEdit | None:
-    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text`
-    (wrapping to the start), or None. Occurrences on the same line or the line right after it are one edit (the
-    next hunk as the user would make it; chaining reaches the rest). `names_only`: only renames (an event of
-    another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit is in, as
-    the whole document says (the hunk alone cannot tell a line inside a block comment). Pure; O(len(text))."""
+              names_only: bool = False, region: str | None = None, edit_at: int | None = None) -> TextEdit | None:
+    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text` (a
+    rename wraps to the start: all its uses must follow; other changes go top-down), or None. Occurrences on a run
+    of consecutive lines are one edit (the next hunk as the user would make it, as a diff groups it; chaining
+    reaches the rest; in prose the next line joins only after an edit over lines). `names_only`: only renames (an
+    event of another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit
+    is in, as the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`:
+    where in `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the
+    one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
+    somewhere."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
+    if not any(True for _ in _matches(sub, text)):
+        return None
+    lexed = _Lexed(text, language)
+    if region is None and edit_at is not None and 0 <= edit_at < len(text):
+        region = lexed.kind_at(edit_at)
     if region is not None and region != sub.region:
         sub = dataclasses.replace(sub, region=region)
-    spans = list(occurrences(sub, text, language))
+    spans = list(occurrences(sub, text, language, lexed))
     if not spans:
         return None
+    candidates = spans
     if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
-        shaped = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around]
-        spans = shaped or spans
-    first = next((i for i, (start, _) in enumerate(spans) if start >= cursor), 0)
-    chosen = [spans[first]]
+        candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    ahead = [span for span in candidates if span[0] >= cursor]
+    if ahead and sub.region != CODE:
+        ahead = _best_context(text, ahead, sub.context)
+    after = ahead[0] if ahead else None
+    if after is None:
+        if not sub.name:
+            return None  # a changed literal or argument is repeated where the user goes next, not back up
+        after = candidates[0]  # a rename: every use must follow, the ones above too
+    first = spans.index(after)
+    chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
+    # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's
+    # joins only when the user's own edit spanned lines
+    reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
     for start, end in spans[first + 1:]:
-        between = text[chosen[0][1]:start]  # on the first one's line or the line after it, no farther
-        if between.count("\n") + between.count("\r") - between.count("\r\n") > ADJACENT_LINES:
+        # on the line of the one before or the line after it: a run of lines is one edit, as a diff's hunk is
+        if _line_breaks(text, chosen[-1][1], start) > reach or _line_breaks(text, chosen[0][0], start) >= MAX_RUN_LINES:
             break
         chosen.append((start, end))
     begin, finish = chosen[0][0], chosen[-1][1]

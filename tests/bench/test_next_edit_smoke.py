@@ -11,7 +11,7 @@ from bench.next_edit import tasks as T
 from bench.next_edit.build import load_records
 from bench.next_edit.cli import BASE_OPTIONS, load_tasks, mode_table
 from bench.next_edit.harness import apply_edit, offset_of, overlaps, run_mode
-from bench.next_edit.report import measures
+from bench.next_edit.report import listing, measures
 from bench.next_edit.scripted import FORMS, ScriptedModel
 from engine.next_edit.formats import parse, render
 from engine.next_edit.types import EditEvent, NextEditOptions, NextEditRequest
@@ -99,6 +99,29 @@ def test_judging_an_edit() -> None:
     assert apply_edit(task.current, right)[0] == task.expected
     assert overlaps((5, 5), task.expected_lines) and not overlaps((7, 7), task.expected_lines)
     assert overlaps((4, 4), (5, 5)) and overlaps((5, 5), (5, 5)) and not overlaps((6, 6), (5, 5))
+
+
+def test_the_listing_names_each_substitution_like_miss_and_false_positive() -> None:
+    from bench.next_edit.harness import Outcome
+
+    tasks = T.expand(rename_record(), "smoke")
+    first, second, none = tasks[:3]
+    row = second.current.split("\n").index("    name = type(shape).__name__")
+    wrong = {"range": {"start": {"line": row, "character": 11}, "end": {"line": row, "character": 15}},
+             "text": "kind"}
+
+    def outcome(task: T.Task, edit, exact: bool, location: bool) -> Outcome:
+        return Outcome(task.task_id, task.language, task.expected is not None, task.substitution_like,
+                       edit is not None, exact, exact, location, exact, 1.0, edit=edit)
+
+    text = listing(tasks, [outcome(first, None, False, False), outcome(second, wrong, False, False),
+                           outcome(none, None, False, False)])
+    assert first.substitution_like and second.substitution_like
+    assert f"== {first.task_id} (substitution-like miss;" in text and "proposed: nothing" in text
+    assert f"== {second.task_id} (substitution-like miss, false positive;" in text
+    assert "+    name = kind(shape).__name__" in text  # the proposed edit, as a diff
+    assert none.task_id not in text  # nothing proposed where nothing was due: neither
+    assert listing(tasks, [outcome(none, wrong, False, False)]).startswith(f"== {none.task_id} (false positive;")
 
 
 def test_committed_data_has_four_languages_and_both_splits() -> None:

@@ -253,7 +253,9 @@ async def test_a_quoted_literal_is_propagated_to_the_next_string_and_a_comment_l
                    "javascript", 1)
     _change(documents, feature, js, (1, 11), (1, 14), "*")  # a line inside a block comment
     result = await feature.inline_edit(_request(js, 2, 1, 12))
-    assert result["edits"][0]["range"]["start"] == {"line": 5, "character": 11}  # in the next comment, not the code
+    edit = result["edits"][0]  # in the next comment, not the code (`any` → `*` anchored by its name: `param {any`)
+    assert edit["range"] == {"start": {"line": 5, "character": 4}, "end": {"line": 5, "character": 14}}
+    assert edit["text"] == "param {*"
 
 
 async def test_a_separate_model_that_is_not_running_never_falls_back_to_the_completion_model():

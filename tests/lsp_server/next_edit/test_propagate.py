@@ -70,8 +70,8 @@ def test_different_changes_together_are_repeated_only_where_they_recur_together(
     old, new = "  foo(1)\n  x(2)\n", "  bar(1)\n  y(2)\n"
     assert _next(old, new, "foo(3)\nx(4)\n") is None
     assert _next(old, new, "z = 0\nfoo(1)\n  x(2)\n") == ("foo(1)\n  x", "bar(1)\n  y")
-    # the same text as replacing the whole call
-    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline(", "next(s")
+    # the same text as replacing the whole call (brackets closed on both sides)
+    assert _next("v = s.readline()\n", "v = next(s)\n", "w = s.readline()\n") == ("s.readline()", "next(s)")
 
 
 def test_text_added_at_the_end_of_a_line_is_repeated_at_line_ends():
@@ -144,3 +144,149 @@ def test_in_comments_a_word_in_the_edited_shape_comes_first():
     text = "/**\n * @param {MochaOptions} opts\n * - Options for Mocha\n * @param {Options} more\n */\n"
     edit = propagate(EditEvent("a.js", 1, old, new), text, 10, "javascript", region="comment")
     assert edit is not None and edit.start == text.index("{Options}") + 1
+
+
+def test_a_shaped_word_in_a_comment_takes_the_other_uses_on_its_line_along():
+    old = " * Use {@link mergeMap} instead: `mergeMap(f)`\n"
+    new = " * Use {@link switchMap} instead: `switchMap(f)`\n"
+    text = "/**\n * Use {@link mergeMap} instead: `mergeMap(g)`\n */\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript", region="comment")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace("mergeMap", "switchMap")
+
+
+def test_a_spread_name_is_no_attribute():
+    text = "f(a.items)\ng(...items)\n"
+    edit = propagate(EditEvent("a.js", 0, "const items = f();\n", "const entries = f();\n"), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("...items") + 3
+    assert _next("v = x.count\n", "v = x.total\n", "y = ...count\nz = a?.count\n") == ("count", "total")
+
+
+def test_only_a_rename_goes_back_above_the_cursor():
+    text = "sleep(30)\nx = 1\n"
+    assert _next("sleep(30)\n", "sleep(60)\n", text, cursor=len(text)) is None
+    assert _next("f(a)\n", "f(a, b)\n", "f(a)\nx = 1\n", cursor=len(text)) is None
+    assert _next("foo = 1\n", "bar = 1\n", "foo()\nx = 1\n", cursor=len(text)) == ("foo", "bar")
+
+
+def test_a_builtin_replaced_by_a_name_of_its_own_is_anchored_by_the_name_before_it():
+    old, new = "    handle: number;\n", "    handle: TimerHandle;\n"
+    text = "    due: number;\n    handle: number;\n"
+    assert _next(old, new, text) == ("handle: number", "handle: TimerHandle")
+    assert _next("    return None\n", "    return self.message\n", "x = None\n    return None\n") == \
+        ("return None", "return self.message")
+    # one literal for another is made everywhere, like a rename
+    assert _next("x = null;\n", "x = undefined;\n", "y = null;\n", language="javascript") == ("null", "undefined")
+
+
+def test_a_changed_parameter_list_is_not_a_call():
+    old, new = "  getAdapter: (adapters) => {\n", "  getAdapter: (adapters, config) => {\n"
+    text = "  a = isArray(adapters);\n  other: (adapters) => {\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("(adapters) =>")
+    assert _next("process(data)\n", "process(data, verbose=True)\n", "y = (data)\nprocess(data)\n") == \
+        ("process(data)", "process(data, verbose=True)")
+
+
+def test_in_comments_the_mention_with_the_edited_ones_neighbours_comes_first_within_a_screenful():
+    old, new = " * @param {string} totalErrors Total errors\n", " * @param {number} totalErrors Total errors\n"
+    doc = "/**\n * @param {number} totalErrors Total errors\n * @returns {string} The text\n */\n"
+    other = "/**\n * @param {string} totalErrors Total errors\n */\n"
+    text = doc + other
+    edit = propagate(EditEvent("a.js", 1, old, new), text, text.index("\n * @returns"), "javascript", region="comment")
+    assert edit is not None and edit.start == len(doc) + other.index("{string}") + 1
+    far = doc + "x = 1;\n" * 60 + other  # farther than a screenful: the next mention
+    edit = propagate(EditEvent("a.js", 1, old, new), far, far.index("\n * @returns"), "javascript", region="comment")
+    assert edit is not None and edit.start == far.index("{string}") + 1
+
+
+def test_a_change_inside_brackets_is_looked_for_with_its_brackets_closed():
+    old, new = "def get(self, type: type[T]) -> T:\n", "def get(self, type: cabc.Callable[[V], T]) -> T:\n"
+    assert _next(old, new, "def get(self, default: T, type: type[T]) -> T:\n") == \
+        ("type[T]", "cabc.Callable[[V], T]")
+
+
+def test_lines_rewritten_without_their_block_opener_are_repeated_where_they_recur():
+    old = "    size = sizeof(uv);\n    if (sysctl(mib, &uv, &size) < 0) {\n        fail(mib);\n"
+    new = "    if (checked_sysctl(mib, &uv, sizeof(uv)) != 0)\n"
+    text = "void f(void) {\n" + old + "        return;\n    }\n}\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace(old, new)
+    assert substitution("    f(a, b) {\n", "    f(a, b) {{\n", "c") is None  # an opener added: still typing
+
+
+def test_a_renamed_code_name_is_renamed_in_the_comments_that_mention_it():
+    text = "#ifdef HAS_CPU_AFFINITY\nint x;\n#endif  // PSUTIL_HAVE_CPU_AFFINITY\n"
+    edit = propagate(EditEvent("a.c", 0, "#ifdef PSUTIL_HAVE_CPU_AFFINITY\n", "#ifdef PSUTIL_HAS_CPU_AFFINITY\n"),
+                     text, 0, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == \
+        ("PSUTIL_HAVE_CPU_AFFINITY", "PSUTIL_HAS_CPU_AFFINITY")
+    assert _next("maxRetries = 3\n", "retryLimit = 3\n", "# maxRetries: how often\n") == ("maxRetries", "retryLimit")
+    assert _next("count = 3\n", "total = 3\n", "# count: how often\n") is None  # a word prose uses too
+
+
+def test_in_comments_the_next_line_joins_only_when_the_users_edit_spanned_lines():
+    text = "/**\n * emits an Observable\n * from the source Observable\n */\n"
+    one = propagate(EditEvent("a.ts", 0, " * a Observable here\n", " * a `ObservableInput` here\n"), text, 0,
+                    "typescript", region="comment")
+    assert one is not None and text[one.start:one.end] == "Observable"
+    two = propagate(EditEvent("a.ts", 0, " * a Observable\n * b Observable\n", " * a Input\n * b Input\n"), text, 0,
+                    "typescript", region="comment")
+    assert two is not None and text[two.start:two.end] == "Observable\n * from the source Observable"
+
+
+def test_any_type_position_holds_a_type_renamed_in_one():
+    text = "y = List()\ndef f() -> List[str]:\n"
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), text, 0, "python")
+    assert edit is not None and edit.start == text.index("-> List") + 3
+
+
+def test_occurrences_on_a_run_of_lines_are_one_edit():
+    text = "def f(\n    a: List[str],\n    b: List[str],\n    c: List[str],\n\n    d: List[str],\n"
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), text, 0, "python")
+    assert edit is not None
+    assert text[:edit.start] + edit.text + text[edit.end:] == text.replace("List", "list", 3)
+    long = "".join(f"    a{i}: List[str],\n" for i in range(12))
+    edit = propagate(EditEvent("a.py", 0, "    x: List[str]\n", "    x: list[str]\n"), long, 0, "python")
+    assert edit is not None and long[edit.start:edit.end].count("\n") == 7  # 8 lines, no more
+
+
+def test_a_template_literals_substitutions_are_code():
+    text = "log(`count: ${count}`);\n"
+    edit = propagate(EditEvent("a.js", 0, "let count = 1;\n", "let total = 1;\n"), text, 0, "javascript")
+    assert edit is not None and edit.start == text.index("{count}") + 1
+    from lsp_server.next_edit.lexical import CODE, STRING, regions
+    lexed = regions("x = `a ${f({b: 1})} c`;", "javascript")
+    assert [lexed.kind_at(i) for i in (5, 9, 12, 20)] == [STRING, CODE, CODE, STRING]
+
+
+def test_a_request_lexes_its_text_once_and_only_when_the_old_text_stands_there(monkeypatch):
+    import lsp_server.next_edit.propagate as module
+
+    calls = []
+    real = module.regions
+    monkeypatch.setattr(module, "regions", lambda text, language: calls.append(len(text)) or real(text, language))
+    event = EditEvent("a.py", 0, "count = 1\n", "total = 1\n")
+    assert propagate(event, "total = 1\nx = 2\n", 0, "python", edit_at=0) is None
+    assert calls == []  # `count` stands nowhere: nothing to lex
+    text = "total = 1\ny = count\nz = count + count\n"
+    assert propagate(event, text, 0, "python", edit_at=0) is not None
+    assert calls == [len(text)]  # the edit's own region and every occurrence's from one pass
+
+
+def test_an_argument_appended_at_several_calls_of_a_hunk_is_anchored_by_the_name_before_it():
+    old = "def inc(release, identifier):\n    self.inc('pre', identifier)\n"
+    new = "def inc(release, identifier, base):\n    self.inc('pre', identifier, base)\n"
+    assert _next(old, new, "    self.inc('patch', identifier)\n") == ("identifier)", "identifier, base)")
+    # made once, it is anchored by the whole call
+    assert _next("    self.inc('pre', identifier)\n", "    self.inc('pre', identifier, base)\n",
+                 "    self.inc('patch', identifier)\n") is None
+
+
+def test_a_variable_that_shadowed_a_builtin_is_renamed_like_any_other():
+    assert _next("def f(list):\n", "def f(items):\n", "    return list\n") == ("list", "items")
+    # a built-in used as a type is changed at its place
+    assert _next("    x: list\n", "    x: Sequence\n", "y = list()\n    x: list\n") == ("x: list", "x: Sequence")
+    assert _next(" * @type {Map<string, number>}\n", " * @type {Map<string, Count>}\n", " * n: number\n",
+                 language="javascript", region="comment") is None
