@@ -315,8 +315,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     comma the next line at the statement's indentation is a sibling item. A clause of the
     enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
     and broke a SantaCoder one, where the model added an `else:` of its own. The lines of a multi-line string the
-    text opens (`strings`: the language's delimiters, a docstring's triple quotes) belong to the line that opened it (the
-    real-code benchmark found docstrings cut to their first line, an unterminated string in the editor)."""
+    text opens (`strings`: the language's delimiters, a docstring's triple quotes) belong to the line that opened
+    it (the real-code benchmark found docstrings cut to their first line, an unterminated string in the editor)."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
