@@ -469,6 +469,9 @@ def build_server() -> InfillServer:
     from .workspace import lsp as workspace_lsp
 
     workspace_lsp.register(server)
+    from . import memory_probe
+
+    memory_probe.register(server)  # `infill/memory`, only with INFILL_TRACEMALLOC set (diagnosis of growth)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:
