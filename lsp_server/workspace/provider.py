@@ -568,8 +568,6 @@ class WorkspaceContext:
         # Keep "next" (it belongs right above the prefix) last, the others in their stable order.
         others = stable_order([c for c, _ in fitted if c.source != "next"], self._order)
         nexts = [c for c, _ in fitted if c.source == "next"]
-        if len(self._order) > 10_000:
-            self._order.clear()
         return [(c, tokens[id(c)]) for c in others + nexts]
 
     def _score(self, query: dict[str, int], words: frozenset) -> float:
