@@ -2,7 +2,7 @@
 
 With `INFILL_TRACEMALLOC=<frames>` in the server's environment, Python's allocations are traced from the start
 (`tracemalloc`, `<frames>` frames per traceback) and the server answers `infill/memory`: live traced memory, the
-allocation sites whose size grew most since the first `infill/memory` (the baseline), object counts by type (`gc`)
+allocation sites whose size grew most since the first `infill/memory` (or the last one with `"reset": true`), object counts by type (`gc`)
 and their change since the previous call, the process's RSS and glibc malloc's own figures (what it holds from the
 system and what of that is in use: when RSS grows while live memory does not, the difference is there).
 
@@ -65,11 +65,12 @@ class MemoryProbe:
         self._baseline: tracemalloc.Snapshot | None = None
         self._types: collections.Counter[str] = collections.Counter()
 
-    def report(self, top: int = 20) -> dict[str, Any]:
+    def report(self, top: int = 20, reset: bool = False) -> dict[str, Any]:
+        """`reset`: this report becomes the baseline later ones compare with (the end of a warm-up)."""
         gc.collect()
         snapshot = tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__),
                                                               tracemalloc.Filter(False, linecache.__file__)))
-        if self._baseline is None:
+        if self._baseline is None or reset:
             self._baseline = snapshot
         growth = snapshot.compare_to(self._baseline, "traceback")
         types = collections.Counter(type(o).__name__ for o in gc.get_objects())
@@ -96,5 +97,8 @@ def register(server: Any) -> None:
 
     @server.feature(METHOD)
     def on_memory(ls: Any, params: Any) -> dict[str, Any]:
-        top = getattr(params, "top", None) or (params.get("top") if isinstance(params, dict) else None)
-        return probe.report(int(top) if isinstance(top, int) else 20)
+        def param(name: str) -> Any:
+            return getattr(params, name, None) or (params.get(name) if isinstance(params, dict) else None)
+
+        top = param("top")
+        return probe.report(top if isinstance(top, int) else 20, reset=param("reset") is True)

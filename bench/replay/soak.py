@@ -25,7 +25,7 @@ with `--cps 200 --line-pause 0 --accept-pause 0` thousands of requests run in a 
 how to hunt what grows in the server (latency figures then mean nothing). With `INFILL_TRACEMALLOC=<frames>` in the
 environment the server traces its allocations (lsp_server/memory_probe.py) and each sample also records
 `infill/memory`: live traced memory, glibc malloc's figures and object counts; the report's `memory` holds the
-allocation sites that grew most between the first and the last sample.
+allocation sites that grew most between the first sample after the warm-up and the last one.
 
     INFILL_TRACEMALLOC=8 python -m bench.replay.soak --loopback --minutes 5 --sample-seconds 20 --cps 200 \
         --line-pause 0 --accept-pause 0"""
@@ -223,18 +223,23 @@ class Soak:
                                     "prompt_template": FUZZ_TEMPLATE}}
         return merge(model, {"context": {"enabled": True}})
 
-    async def memory_report(self, rc: Any) -> dict[str, Any] | None:
-        """`infill/memory`, when the server has it (INFILL_TRACEMALLOC set); None otherwise."""
+    async def memory_report(self, rc: Any, reset: bool) -> dict[str, Any] | None:
+        """`infill/memory`, when the server has it (INFILL_TRACEMALLOC set); None otherwise. `reset`: the server
+        compares later reports with this one."""
         from lsp_server.memory_probe import ENV, METHOD
 
         if not os.environ.get(ENV):
             return None
         try:
             return typing_replay._plain(await asyncio.wait_for(
-                rc.client.protocol.send_request_async(METHOD, {"top": 25}), 60))
+                rc.client.protocol.send_request_async(METHOD, {"top": 25, "reset": reset}), 60))
         except Exception as exc:  # the sample says so; the soak goes on
             print(f"  soak: {METHOD} failed: {exc}", file=sys.stderr)
             return None
+
+    def warmup_minutes(self) -> float:
+        """As `reference_index` takes it: the warm-up, or a third of a run shorter than three warm-ups."""
+        return min(self.args.warmup_minutes, self.args.minutes / 3)
 
     async def sample(self, rc: Any, pid: int, run: AcceptRun, next_edits: NextEdits, started: float,
                      since: float) -> None:
@@ -245,11 +250,13 @@ class Soak:
                 rc.client.protocol.send_request_async("infill/stats", {}), 30)) or {}
         except Exception as exc:  # the sample says so; the soak goes on
             print(f"  soak: infill/stats failed: {exc}", file=sys.stderr)
-        memory = await self.memory_report(rc)
+        # The first sample after the warm-up is the reference of the flatness checks: growth is counted from there.
+        reference = not self.memory or (self.memory[0].get("minute", 0.0) < self.warmup_minutes()
+                                        <= (now - started) / 60)
+        memory = await self.memory_report(rc, reset=reference)
         if memory is not None:
-            self.memory[1:] = [memory]
-            if len(self.memory) == 1:
-                self.memory.insert(0, memory)
+            memory["minute"] = round((now - started) / 60, 2)
+            self.memory = [memory] if reference else [self.memory[0], memory]
         if self.loopback is not None:  # what the loopback records of each call is not needed here
             self.loopback.calls.clear()
             self.loopback.keys.clear()
@@ -384,8 +391,8 @@ class Soak:
 
 
 def memory_summary(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The first and the last `infill/memory` of the run: live traced memory, malloc's figures, the allocation sites
-    that grew most (since the server's first report) and the object types whose counts changed most between them."""
+    """The `infill/memory` after the warm-up and the last one: live traced memory, malloc's figures, the allocation
+    sites that grew most between them and the object types whose counts changed most."""
     if not reports:
         return None
     first, last = reports[0], reports[-1]
