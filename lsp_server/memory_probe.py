@@ -2,9 +2,10 @@
 
 With `INFILL_TRACEMALLOC=<frames>` in the server's environment, Python's allocations are traced from the start
 (`tracemalloc`, `<frames>` frames per traceback) and the server answers `infill/memory`: live traced memory, the
-allocation sites whose size grew most since the first `infill/memory` (or the last one with `"reset": true`), object counts by type (`gc`)
-and their change since the previous call, the process's RSS and glibc malloc's own figures (what it holds from the
-system and what of that is in use: when RSS grows while live memory does not, the difference is there).
+allocation sites whose size grew most since the first `infill/memory` (or the last one with `"reset": true`),
+object counts by type (`gc`) and their change since the previous call, the process's RSS and glibc malloc's own
+figures (what it holds from the system and what of that is in use: when RSS grows while live memory does not, the
+difference is there).
 
 Tracing slows the server down by a third or more, so it is never on by default and the request does not exist
 without the variable. Used by hand: `INFILL_TRACEMALLOC=8 python -m bench.replay.soak --loopback ...`."""
@@ -66,13 +67,14 @@ class MemoryProbe:
         self._types: collections.Counter[str] = collections.Counter()
 
     def report(self, top: int = 20, reset: bool = False) -> dict[str, Any]:
-        """`reset`: this report becomes the baseline later ones compare with (the end of a warm-up)."""
+        """`reset`: after this report (compared with the baseline so far) this snapshot becomes the baseline later
+        ones compare with (the end of a warm-up)."""
         gc.collect()
         snapshot = tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__),
                                                               tracemalloc.Filter(False, linecache.__file__)))
+        growth = snapshot.compare_to(self._baseline or snapshot, "traceback")
         if self._baseline is None or reset:
             self._baseline = snapshot
-        growth = snapshot.compare_to(self._baseline, "traceback")
         types = collections.Counter(type(o).__name__ for o in gc.get_objects())
         changed = {name: count - self._types.get(name, 0) for name, count in types.items()
                    if count != self._types.get(name, 0)}

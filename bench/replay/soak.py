@@ -3,7 +3,9 @@ real llama-server (the default model, Gemma 3 270M), workspace context on, sever
 watched for what grows: its RSS, open file descriptors, threads, asyncio tasks, and the keystroke → suggestion p95.
 
     python -m bench.replay.soak                      # 30 minutes, default model (run alone: it measures latency)
-    python -m bench.replay.soak --minutes 0.5 --model tests-tiny.gguf --max-keystrokes 20   # a short smoke run
+    python -m bench.replay.soak --minutes 3 --model ~/.cache/infill-bench/tiny-fim.gguf   # a short run, tiny model
+
+(the tiny model: `python -m tests.fixtures.tiny_model ~/.cache/infill-bench/tiny-fim.gguf` builds it.)
 
 The typing is the accepting user's replay (bench/replay/accepting_user.py) over the replay files, file after file,
 each pass from another place in the file (START_FRACTIONS) so the prompts do not repeat; all the files also stay
