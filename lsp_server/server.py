@@ -422,7 +422,7 @@ def build_server() -> InfillServer:
             return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
-        ls.next_edit.history.forget(uri)  # the history is of open documents
+        ls.next_edit.closed(uri)
         ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)

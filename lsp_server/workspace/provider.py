@@ -208,6 +208,7 @@ class WorkspaceContext:
         doc = self._docs.pop(uri, None)
         if doc is None:
             return
+        self._own_changes.pop(doc.key, None)  # kept per document, and documents come and go all session
         # The file on disk is what remains: index it again from there (or drop it when it is not in a folder).
         self.index.remove(doc.key)
         self.tags.remove(doc.key)
