@@ -23,12 +23,19 @@ import pygtrie
 
 from .validation import check_stop_words
 
+#: Stop-word sets whose matcher (and trie) is kept. Each request adds the line of code below the cursor to its set
+#: (the rejoin stop word), so a set is met again only while the cursor stays above the same code: a few sets are
+#: in use at a time, and each new place makes a new one. A matcher of a language's words plus such a line holds
+#: about 100-160 KB (every proper prefix of every word, the characters that may follow each, the regex): with 256
+#: kept, the server grew by some 10 MB over a half-hour soak (issue 27) for a cache that hit only the last few sets.
+MATCHERS_KEPT = 16
+
 
 def _validated(words: Iterable[str]) -> frozenset[str]:
     return frozenset(check_stop_words(words))
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=MATCHERS_KEPT)
 def _reversed_trie(words: frozenset[str]) -> pygtrie.CharTrie:
     trie = pygtrie.CharTrie()
     for word in words:
@@ -94,7 +101,7 @@ class _Matcher:
     blank_held: frozenset[str]
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=MATCHERS_KEPT)
 def _matcher(words: frozenset[str]) -> _Matcher:
     if not words:
         return _Matcher(words, 0, None, frozenset(), frozenset(), {}, (), frozenset())

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 ACCEPT_COMMAND = "infill.accept"
 STATS_METHOD = "infill/stats"
 BUSY_AFTER_S = 0.15
+#: How long a `workspace/configuration` pull waits for the client's answer (then the previous settings stay).
+CONFIGURATION_PULL_TIMEOUT_S = 5.0
 
 
 class InfillProtocol(AnsweringProtocol):
@@ -212,6 +214,10 @@ class InfillServer(LanguageServer):
         log.error("%s", message)
         self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
+    def show_warning(self, message: str) -> None:
+        log.warning("%s", message)
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+
     def _secrets(self) -> list[str]:
         out = []
         for model in (self.settings.engine.completion, self.settings.engine.chat, self.settings.engine.embedding,
@@ -276,9 +282,14 @@ class InfillServer(LanguageServer):
             return
         try:
             result = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(
-                items=[types.ConfigurationItem(section=SECTION)])), 5.0)
+                items=[types.ConfigurationItem(section=SECTION)])), CONFIGURATION_PULL_TIMEOUT_S)
+        except asyncio.TimeoutError:
+            # Said out loud: the user changed a setting and nothing happens; this is why.
+            self.show_warning(f"Infill: the editor did not answer workspace/configuration within "
+                              f"{CONFIGURATION_PULL_TIMEOUT_S:g} s; the previous settings stay in force")
+            return
         except Exception as exc:
-            log.warning("workspace/configuration failed: %s", exc)
+            log.warning("workspace/configuration failed: %s (the previous settings stay in force)", exc)
             return
         value = result[0] if result else None
         if value is not None:
@@ -411,7 +422,7 @@ def build_server() -> InfillServer:
             return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
         ls.workspace_context.closed(uri)
         ls.sessions.forget(uri)
-        ls.next_edit.history.forget(uri)  # the history is of open documents
+        ls.next_edit.closed(uri)
         ls.speculation.on_change(uri, None)
         if ls.service is not None:
             ls.service.cache.forget_document(uri)
@@ -469,6 +480,9 @@ def build_server() -> InfillServer:
     from .workspace import lsp as workspace_lsp
 
     workspace_lsp.register(server)
+    from . import memory_probe
+
+    memory_probe.register(server)  # `infill/memory`, only with INFILL_TRACEMALLOC set (diagnosis of growth)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(ls: InfillServer, params: Any) -> None:

@@ -3,7 +3,9 @@ real llama-server (the default model, Gemma 3 270M), workspace context on, sever
 watched for what grows: its RSS, open file descriptors, threads, asyncio tasks, and the keystroke → suggestion p95.
 
     python -m bench.replay.soak                      # 30 minutes, default model (run alone: it measures latency)
-    python -m bench.replay.soak --minutes 0.5 --model tests-tiny.gguf --max-keystrokes 20   # a short smoke run
+    python -m bench.replay.soak --minutes 3 --model ~/.cache/infill-bench/tiny-fim.gguf   # a short run, tiny model
+
+(the tiny model: `python -m tests.fixtures.tiny_model ~/.cache/infill-bench/tiny-fim.gguf` builds it.)
 
 The typing is the accepting user's replay (bench/replay/accepting_user.py) over the replay files, file after file,
 each pass from another place in the file (START_FRACTIONS) so the prompts do not repeat; all the files also stay
@@ -18,7 +20,17 @@ keystroke → suggestion median and p95 (answers with a suggestion). At the end 
 - no child process left after `shutdown`/`exit` (llama-server is the server's child);
 - RSS within 10 % and p95 within 20 % between the sample after the warm-up (--warmup-minutes, default 5; a third of
   a shorter run) and the last one.
-Prints a table, writes JSON (bench/results/soak-<time>.json); `--check` exits 1 when a check fails."""
+Prints a table, writes JSON (bench/results/soak-<time>.json); `--check` exits 1 when a check fails.
+
+`--loopback` replaces the model by the fuzz's scripted loopback server (bench/reliability/lsp_fuzz.py, no faults):
+with `--cps 200 --line-pause 0 --accept-pause 0` thousands of requests run in a few minutes on little CPU, which is
+how to hunt what grows in the server (latency figures then mean nothing). With `INFILL_TRACEMALLOC=<frames>` in the
+environment the server traces its allocations (lsp_server/memory_probe.py) and each sample also records
+`infill/memory`: live traced memory, glibc malloc's figures and object counts; the report's `memory` holds the
+allocation sites that grew most between the first sample after the warm-up and the last one.
+
+    INFILL_TRACEMALLOC=8 python -m bench.replay.soak --loopback --minutes 5 --sample-seconds 20 --cps 200 \
+        --line-pause 0 --accept-pause 0"""
 
 from __future__ import annotations
 
@@ -65,6 +77,9 @@ class Sample:
     p95_ms: float | None
     next_edits: int
     next_edits_answered: int
+    #: `infill/memory` (INFILL_TRACEMALLOC set): live traced Python memory and malloc's bytes in use, in MB.
+    traced_mb: float | None = None
+    malloc_in_use_mb: float | None = None
 
 
 @dataclass
@@ -188,15 +203,44 @@ class Soak:
         # The replay's own options, defaults included, for the accepting user's loop.
         self.replay_args = typing_replay.build_parser().parse_args(
             [*map(str, files), "--user", "accepting", "--cps", str(args.cps),
-             "--max-keystrokes", str(args.max_keystrokes), "--quiet",
+             "--max-keystrokes", str(args.max_keystrokes), "--quiet", "--line-pause", str(args.line_pause),
+             "--accept-pause", str(args.accept_pause),
              *(["--model", args.model] if args.model else []), *(["--binary", args.binary] if args.binary else [])])
         self.samples: list[Sample] = []
         self.kids: set[int] = set()
+        #: `--loopback`: the scripted model server (bench/reliability/lsp_fuzz.py) and its llama-server root URL.
+        self.loopback: Any = None
+        #: The first and the last `infill/memory` answers (INFILL_TRACEMALLOC set).
+        self.memory: list[dict[str, Any]] = []
 
     def settings(self) -> dict[str, Any]:
         from engine.config import merge
 
-        return merge(typing_replay.model_settings(self.replay_args), {"context": {"enabled": True}})
+        model = typing_replay.model_settings(self.replay_args)
+        if self.loopback is not None:
+            from ..reliability.lsp_fuzz import FUZZ_TEMPLATE
+
+            model = {"completion": {"kind": "llama.cpp/completion", "api_endpoint": self.loopback.root,
+                                    "prompt_template": FUZZ_TEMPLATE}}
+        return merge(model, {"context": {"enabled": True}})
+
+    async def memory_report(self, rc: Any, reset: bool) -> dict[str, Any] | None:
+        """`infill/memory`, when the server has it (INFILL_TRACEMALLOC set); None otherwise. `reset`: the server
+        compares later reports with this one."""
+        from lsp_server.memory_probe import ENV, METHOD
+
+        if not os.environ.get(ENV):
+            return None
+        try:
+            return typing_replay._plain(await asyncio.wait_for(
+                rc.client.protocol.send_request_async(METHOD, {"top": 25, "reset": reset}), 60))
+        except Exception as exc:  # the sample says so; the soak goes on
+            print(f"  soak: {METHOD} failed: {exc}", file=sys.stderr)
+            return None
+
+    def warmup_minutes(self) -> float:
+        """As `reference_index` takes it: the warm-up, or a third of a run shorter than three warm-ups."""
+        return min(self.args.warmup_minutes, self.args.minutes / 3)
 
     async def sample(self, rc: Any, pid: int, run: AcceptRun, next_edits: NextEdits, started: float,
                      since: float) -> None:
@@ -207,6 +251,16 @@ class Soak:
                 rc.client.protocol.send_request_async("infill/stats", {}), 30)) or {}
         except Exception as exc:  # the sample says so; the soak goes on
             print(f"  soak: infill/stats failed: {exc}", file=sys.stderr)
+        # The first sample after the warm-up is the reference of the flatness checks: growth is counted from there.
+        reference = not self.memory or (self.memory[0].get("minute", 0.0) < self.warmup_minutes()
+                                        <= (now - started) / 60)
+        memory = await self.memory_report(rc, reset=reference)
+        if memory is not None:
+            memory["minute"] = round((now - started) / 60, 2)
+            self.memory = [memory] if reference else [self.memory[0], memory]
+        if self.loopback is not None:  # what the loopback records of each call is not needed here
+            self.loopback.calls.clear()
+            self.loopback.keys.clear()
         kids = children(pid)
         self.kids.update(kids)
         llama = sum(rss_kb(k) for k in kids) / 1024 if kids else None
@@ -222,7 +276,10 @@ class Soak:
             median_ms=round(statistics.median(latencies), 1) if latencies else None,
             p95_ms=round(p, 1) if (p := _percentile(latencies, 0.95)) is not None else None,
             next_edits=len(next_edits.records),
-            next_edits_answered=sum(1 for r in next_edits.records if r.answered is not None)))
+            next_edits_answered=sum(1 for r in next_edits.records if r.answered is not None),
+            traced_mb=round(memory["traced_bytes"] / 2 ** 20, 2) if memory else None,
+            malloc_in_use_mb=round(memory["malloc"]["in_use_bytes"] / 2 ** 20, 2)
+            if memory and memory.get("malloc") else None))
         if not self.args.quiet:
             print("  soak: " + format_row(self.samples[-1]), file=sys.stderr, flush=True)
 
@@ -230,6 +287,13 @@ class Soak:
         from lsprotocol import types
 
         args = self.args
+        if args.loopback:
+            import random
+
+            from ..reliability.lsp_fuzz import Backend
+
+            self.loopback = Backend(random.Random(0), faults=False)
+            await self.loopback.start()
         settings = self.settings()
         rc = typing_replay.ReplayClient(settings)
         await rc.start()
@@ -293,6 +357,8 @@ class Soak:
             server = rc.client._server
             if server is not None:
                 exit_code = server.returncode
+            if self.loopback is not None:
+                await self.loopback.close()
         # Every child gone once the server has exited (a safety net of a few seconds for the OS to reap them).
         for _ in range(50):
             left = [k for k in sorted(self.kids) if Path(f"/proc/{k}").exists()]
@@ -308,7 +374,8 @@ class Soak:
                         "cpus": os.cpu_count(), "loadavg_end": os.getloadavg()},
             "config": {"minutes": args.minutes, "sample_seconds": args.sample_seconds, "cps": args.cps,
                        "max_keystrokes": args.max_keystrokes, "files": [str(p) for p in self.files],
-                       "model": args.model or "default (Gemma 3 270M)", "context": True,
+                       "model": "loopback (scripted)" if args.loopback else args.model or "default (Gemma 3 270M)",
+                       "context": True, "line_pause": args.line_pause, "accept_pause": args.accept_pause,
                        "next_edit_method": next_edits.method, "next_edit_every": args.next_edit_every,
                        "warmup_minutes": args.warmup_minutes},
             "samples": [asdict(s) for s in self.samples],
@@ -320,13 +387,28 @@ class Soak:
                            "errors_examples": [r.error for r in next_edits.records if r.error][:3]},
             "server_exit_code": exit_code,
             "checks": result,
+            "memory": memory_summary(self.memory),
         }
+
+
+def memory_summary(reports: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The `infill/memory` after the warm-up and the last one: live traced memory, malloc's figures, the allocation
+    sites that grew most between them and the object types whose counts changed most."""
+    if not reports:
+        return None
+    first, last = reports[0], reports[-1]
+    types = {name: count - first["types"].get(name, 0) for name, count in last["types"].items()}
+    return {"traced_mb": [round(r["traced_bytes"] / 2 ** 20, 2) for r in (first, last)],
+            "rss_mb": [round(r["rss_bytes"] / 2 ** 20, 1) for r in (first, last)],
+            "malloc": [r.get("malloc") for r in (first, last)],
+            "growth": last["growth"],
+            "types_changed": dict(sorted(types.items(), key=lambda kv: -abs(kv[1]))[:25])}
 
 
 COLUMNS = (("min", "minute"), ("actions", "actions"), ("requests", "requests"), ("RSS MB", "rss_mb"),
            ("llama MB", "llama_rss_mb"), ("fds", "fds"), ("threads", "threads"), ("tasks", "asyncio_tasks"),
            ("docs", "documents"), ("shown", "suggestions"), ("median ms", "median_ms"), ("p95 ms", "p95_ms"),
-           ("NES", "next_edits"))
+           ("NES", "next_edits"), ("traced MB", "traced_mb"), ("malloc MB", "malloc_in_use_mb"))
 
 
 def format_row(sample: Sample) -> str:
@@ -358,6 +440,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the flatness checks compare the sample after this with the last one (default 5)")
     parser.add_argument("--cps", type=float, default=10.0, help="typing speed, characters per second (default 10)")
     parser.add_argument("--max-keystrokes", type=int, default=200, help="keystrokes per file and pass (default 200)")
+    parser.add_argument("--line-pause", type=float, default=1.0, help="seconds of pause after each Enter (default 1)")
+    parser.add_argument("--accept-pause", type=float, default=0.5,
+                        help="seconds the user reads the next suggestion after an accept (default 0.5)")
+    parser.add_argument("--loopback", action="store_true",
+                        help="a scripted loopback model instead of llama-server (hunting growth fast; see above)")
     parser.add_argument("--next-edit-every", type=float, default=5.0,
                         help="seconds between next-edit requests, when the server advertises them (default 5)")
     parser.add_argument("--answer-timeout", type=float, default=60.0)

@@ -22,6 +22,7 @@ is using makes the request wait for that slot while others are idle (measured in
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -40,6 +41,8 @@ BACKOFF_S = 5.0
 REPORT_TIMEOUT_S = 0.5
 #: A report this fresh is reused (several speculative requests deciding in the same moment).
 REPORT_TTL_S = 0.05
+#: Gate events kept for inspection (SharedServerGate.events).
+EVENTS_KEPT = 1000
 
 
 @dataclass(frozen=True)
@@ -129,8 +132,9 @@ class SharedServerGate:
         #: This client's speculative requests on the server now.
         self.running = 0
         self.stats = GateStats()
-        #: (event, detail), for tests that count what happened.
-        self.events: list[tuple[str, str]] = []
+        #: (event, detail), newest last, for tests that count what happened. Bounded: every speculative request adds
+        #: one, for as long as the server runs (a list grew by ~150 bytes per prefetch all session).
+        self.events: collections.deque[tuple[str, str]] = collections.deque(maxlen=EVENTS_KEPT)
 
     # --- what the server says -------------------------------------------------------------------------------
 

@@ -142,6 +142,14 @@ class NextEdit:
         except Exception:
             log.exception("next edit: could not record a change of %s", doc.uri)
 
+    def closed(self, uri: str) -> None:
+        """The document was closed: its hunks and its request state go (the history is of open documents; a server
+        that sees many files opened and closed would otherwise keep a state for each all session)."""
+        self.history.forget(uri)
+        self._sessions.forget(uri)
+        if self.focused == uri:
+            self.focused = None
+
     def on_settings(self) -> None:
         settings = self._settings()
         for uri in {h.uri for h in self.history if excluded_by(h.uri, settings.exclude) is not None}:

@@ -208,6 +208,7 @@ class WorkspaceContext:
         doc = self._docs.pop(uri, None)
         if doc is None:
             return
+        self._own_changes.pop(doc.key, None)  # kept per document, and documents come and go all session
         # The file on disk is what remains: index it again from there (or drop it when it is not in a folder).
         self.index.remove(doc.key)
         self.tags.remove(doc.key)
@@ -568,8 +569,6 @@ class WorkspaceContext:
         # Keep "next" (it belongs right above the prefix) last, the others in their stable order.
         others = stable_order([c for c, _ in fitted if c.source != "next"], self._order)
         nexts = [c for c, _ in fitted if c.source == "next"]
-        if len(self._order) > 10_000:
-            self._order.clear()
         return [(c, tokens[id(c)]) for c in others + nexts]
 
     def _score(self, query: dict[str, int], words: frozenset) -> float:

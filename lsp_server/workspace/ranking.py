@@ -11,7 +11,11 @@ from .scan import language_of
 from .text import identifiers, jaccard
 
 _WORDS: OrderedDict[str, frozenset] = OrderedDict()
-WORDS_CACHE = 4096
+#: Identifier sets kept (1-3 KB each with their text, for a 16-line chunk of real code). A request ranks a few dozen
+#: candidates, most of them the same as the previous request's; but the edited document's windows and chunks are
+#: new text after every tick, so a larger memo only fills with texts that never come back: 4096 could hold some
+#: 10 MB, and grew the server steadily over issue 27's half-hour soak, for no more hits than ten requests' worth.
+WORDS_CACHE = 512
 
 
 def words_of(text: str) -> frozenset:
@@ -112,10 +116,22 @@ def rank_key(candidate: Candidate) -> tuple[int, float, int]:
     return (first, -candidate.score, PRIORITY.get(candidate.source, 9))
 
 
+#: Places `stable_order` remembers. Only the order of snippets that come back matters (consecutive prompts share
+#: their beginning); every new window or chunk is a new place, so without a bound the map grows all session.
+ORDER_KEPT = 1000
+
+
 def stable_order(chosen: list[Candidate], order: dict[tuple, int]) -> list[Candidate]:
     """The prompt order: snippets already shown before keep their places, new ones go after them (nearest the
-    code), so consecutive prompts share their beginning. `order` remembers first appearances across requests."""
+    code), so consecutive prompts share their beginning. `order` remembers first appearances across requests (a
+    growing number: the newest place has the largest); past ORDER_KEPT places the oldest are forgotten, which leaves
+    the order of the others as it was (clearing it all would reorder the next prompt's snippets)."""
     for candidate in chosen:
         if candidate.place not in order:
-            order[candidate.place] = len(order)
-    return sorted(chosen, key=lambda c: order[c.place])
+            order[candidate.place] = next(reversed(order.values()), -1) + 1
+    ranked = sorted(chosen, key=lambda c: order[c.place])
+    if len(order) > ORDER_KEPT:
+        chosen_places = {c.place for c in chosen}
+        for place in [p for p in order if p not in chosen_places][:len(order) - ORDER_KEPT]:
+            del order[place]  # dicts keep insertion order: these are the oldest
+    return ranked

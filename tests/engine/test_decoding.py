@@ -230,3 +230,21 @@ def test_benchmark_script_runs_and_records_every_size(tmp_path):
     assert [row["generated_chars"] for row in report["rows"]] == [100, 1_000, 20_000, 200_000]
     assert all(row["ours_ns_per_char"] > 0 and row["naive_ns_per_char"] > 0 for row in report["rows"])
     assert "speedup_at_20000" in report and "ours_20000_vs_100" in report
+
+
+def test_matchers_kept_for_few_word_sets_as_each_place_brings_its_own():
+    """Every request adds the line below the cursor to its stop words: a soak meets a new set at each place, and a
+    matcher holds ~100 KB (issue 27). Only the last few sets stay cached, however many places were typed at."""
+    from engine import decoding
+
+    python = default_table().lookup("python").stop_words()
+    for i in range(3 * decoding.MATCHERS_KEPT):
+        first_stop("x = 1", [*python, f"\n    value_{i} = compute({i})\n"])
+        ends_with_stop_word("x = 1", [*python, f"\n    value_{i} = compute({i})\n"])
+    assert decoding._matcher.cache_info().currsize <= decoding.MATCHERS_KEPT
+    assert decoding._reversed_trie.cache_info().currsize <= decoding.MATCHERS_KEPT
+    # the set in use (the cursor still above the same line) is still served from the cache
+    last = 3 * decoding.MATCHERS_KEPT - 1
+    hits = decoding._matcher.cache_info().hits
+    first_stop("y = 2", [*python, f"\n    value_{last} = compute({last})\n"])
+    assert decoding._matcher.cache_info().hits == hits + 1

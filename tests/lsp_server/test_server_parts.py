@@ -88,3 +88,29 @@ def test_only_infill_keeps_documents():
         assert method not in server.protocol.fm.builtin_features, method
         assert server.protocol._get_handler(method) is server.protocol.fm.features[method]
     assert types.INITIALIZE in server.protocol.fm.builtin_features  # the rest of pygls's protocol is kept
+
+
+async def test_a_configuration_pull_that_times_out_says_so_and_keeps_the_settings(monkeypatch, caplog):
+    """A client that never answers workspace/configuration: the user is told (log and a warning message naming
+    the timeout), and the settings in force stay as they were."""
+    import asyncio
+    import logging
+
+    from lsp_server import server as server_module
+
+    server = build_server()
+    server.load()
+    server.update_settings("initialization", {"max_tokens": 7})
+    before = server.settings
+    shown: list[types.ShowMessageParams] = []
+    monkeypatch.setattr(server_module, "CONFIGURATION_PULL_TIMEOUT_S", 0.01)
+    monkeypatch.setattr(server, "_client_supports_configuration", lambda: True)
+    monkeypatch.setattr(server, "workspace_configuration_async",
+                        lambda params: asyncio.get_running_loop().create_future())  # never answered
+    monkeypatch.setattr(server, "window_show_message", shown.append)
+    with caplog.at_level(logging.WARNING, logger="lsp_server.server"):
+        await server.pull_workspace_configuration(replaces=("change",))
+    assert server.settings is before and server.settings.max_tokens == 7
+    assert len(shown) == 1 and shown[0].type == types.MessageType.Warning
+    assert "within 0.01 s" in shown[0].message and "previous settings stay" in shown[0].message
+    assert any("did not answer workspace/configuration" in r.getMessage() for r in caplog.records)

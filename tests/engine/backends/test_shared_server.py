@@ -76,6 +76,18 @@ async def test_a_server_that_reports_nothing_is_not_gated():
     await client.aclose()
 
 
+async def test_the_gate_keeps_a_bounded_number_of_events_however_many_guesses_were_sent():
+    """Every speculative request adds an event, all session long (issue 27's soak)."""
+    from engine.backends.shared_server import EVENTS_KEPT
+
+    gate, client = gate_for(lambda request: httpx.Response(404))
+    for _ in range(2 * EVENTS_KEPT):
+        assert await gate.admit() is None
+    assert gate.stats.admitted == 2 * EVENTS_KEPT and len(gate.events) == EVENTS_KEPT
+    assert list(gate.events)[-1] == ("admitted", "blind")
+    await client.aclose()
+
+
 # --- the real llama-server --------------------------------------------------------------------------------------
 
 #: Long enough (8192 tokens a slot) that a request started here is still running when the test looks at it.

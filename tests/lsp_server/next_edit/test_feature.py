@@ -311,3 +311,25 @@ async def test_the_separate_model_is_started_replaced_ready_first_and_stopped():
     await model.configure(base, ne(None), 1.0)  # back to the completion model
     assert model.engine is None and second.closed
     assert model.engine_for(ne(None), "completion") == "completion"  # type: ignore[arg-type]
+
+
+async def test_closing_a_document_drops_its_hunks_and_request_state():
+    """Documents come and go all session (the soak opens each pass under a new URI): nothing of a closed one stays."""
+    documents = DocumentStore()
+    current = parse_settings({})
+    feature = NextEdit(documents, lambda: current, lambda: UTF16, lambda: ["/w"], lambda: None, clock=Clock())
+    for i in range(50):
+        uri = f"file:///w/src/pass_{i}.py"
+        documents.open(uri, "size = 1\n", "python", 1)
+        doc = documents.get(uri)
+        feature.on_change(doc, (0, 0, 0, 4), "length", UTF16)
+        doc.apply_change("length", (0, 0, 0, 4), UTF16)
+
+        async def work() -> None:
+            return None
+
+        await feature._sessions.run(uri, work)  # what a model-based request leaves per document
+        feature.did_focus({"textDocument": {"uri": uri}})
+        documents.close(uri)
+        feature.closed(uri)
+    assert len(feature.history) == 0 and feature._sessions._docs == {} and feature.focused is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lsp_server.workspace.index import WindowIndex
@@ -160,3 +162,36 @@ def test_postings_survive_growth_from_one_window_and_compaction():
     expected = {w.key: score for score, w in fresh.search(term_counts("rare_token"), "bm25")}
     assert found == pytest.approx(expected) and found["second.py"] > found["first.py"]
 
+
+
+def test_stable_order_forgets_the_oldest_places_and_keeps_the_order_of_the_rest():
+    """Every new window or chunk is a new place; the map stays bounded (issue 27's soak) and what it forgets does not
+    reorder the snippets still in use."""
+    from lsp_server.workspace import ranking
+
+    order: dict = {}
+    kept = cand("file", "/w/kept.py", 0, 5, "kept_value = 1")
+    assert stable_order([kept], order) == [kept]
+    for i in range(3 * ranking.ORDER_KEPT):
+        new = cand("edit", "/w/typed.py", i, i + 16, f"typed_{i} = {i}")
+        assert stable_order([kept, new], order) == [kept, new]  # the snippet shown first stays first
+    assert len(order) <= ranking.ORDER_KEPT
+    a, b = (cand("file", f"/w/{n}.py", 0, 5, f"text_{n} = 1") for n in "ab")
+    assert stable_order([b, a, kept], order) == [kept, b, a]
+
+
+def test_identifier_sets_memoised_within_a_few_megabytes_however_many_texts_were_ranked():
+    """The edited document's chunks are new text after every tick: the memo must not keep them all session
+    (4096 kept chunk-sized texts held about 4 MB, issue 27)."""
+    import sys
+
+    from lsp_server.workspace import ranking
+
+    source = (Path(__file__).parents[3] / "bench/replay/replay_files/language_server.py").read_text().split("\n")
+    ranking._WORDS.clear()
+    for i in range(5000):  # chunks of 16 lines of real code, as the ring takes them, each edited a little
+        start = i % (len(source) - 16)
+        text = "\n".join(source[start:start + 16]) + f"\ntyped_{i} = 1"
+        cand("edit", "/w/typed.py", start, start + 16, text)
+    held = sum(sys.getsizeof(text) + sys.getsizeof(words) for text, words in ranking._WORDS.items())
+    assert held < 2 * 2 ** 20, (len(ranking._WORDS), held)

@@ -243,3 +243,18 @@ async def test_other_languages_and_unrelated_edits_stay_out(tmp_path):
     selection = await ws.select(CursorInfo(uri, text, "", 1, "javascript"), prompt_lines=(0, 2))
     assert selection.snippets, "the TypeScript file shares the identifiers and is of the same family"
     assert {s.filename for s in selection.snippets} == {"invoice.ts"}
+
+
+async def test_nothing_of_a_closed_document_stays(tmp_path: Path):
+    """Each soak pass opens its file under a new URI and closes it: the per-document counters go with it."""
+    ws, docs = await make(tmp_path)
+    for i in range(50):
+        uri = (tmp_path / f"pass_{i}.py").as_uri()
+        docs[uri] = Doc(MAIN)
+        ws.opened(uri)
+        ws.changed(uri, 1)
+        ws.tick()  # indexes the change: one change of that document alone
+        await select(ws, cursor(uri, MAIN))
+        del docs[uri]
+        ws.closed(uri)
+    assert ws._own_changes == {} and ws._docs == {}
