@@ -40,3 +40,22 @@ async def test_soak_short_mode_samples_the_server_and_answers_every_request(llam
         assert report["next_edits"]["sent"] == 0
     table = soak.format_table(report)
     assert "| min | actions |" in table and "every request answered: True" in table
+
+
+def test_the_p95_check_compares_windows_of_suggestions_not_single_minutes():
+    """A steady run whose minutes' p95 jump about (few suggestions a minute) is flat over five-minute windows; a run
+    that slows down is not."""
+    def sample(minute: float, p95: float) -> soak.Sample:
+        return soak.Sample(minute=minute, actions=0, requests=0, answered=0, rss_mb=80.0, llama_rss_mb=None, fds=8,
+                           threads=7, asyncio_tasks=2, documents=6, cache_entries=0, suggestions=0, median_ms=None,
+                           p95_ms=p95, next_edits=0, next_edits_answered=0, traced_mb=None, malloc_in_use_mb=None)
+
+    samples = [sample(m, 600.0 if m == 5 else 400.0) for m in range(31)]  # minute 5's own p95 is an outlier
+    run = soak.AcceptRun(variant="ours", settings={})
+    edits = soak.NextEdits(None)
+    steady = [(m / 10, 100.0 + (m % 20) * 20) for m in range(300)]  # the same mix of latencies all along
+    assert soak.checks(samples, run, edits, [], 5.0)["p95_flat"] is False  # minute 5 against minute 30
+    result = soak.checks(samples, run, edits, [], 5.0, steady)
+    assert result["p95_flat"] is True and result["p95_window_minutes"] == 5.0
+    slower = [(minute, ms * (2 if minute >= 25 else 1)) for minute, ms in steady]
+    assert soak.checks(samples, run, edits, [], 5.0, slower)["p95_flat"] is False
