@@ -189,7 +189,8 @@ class CodeGeneration:
         stop = run.stop
         assert stop is not None
         while stop.stopped and stop.stop_word and stop.stop_word not in run.sentinels \
-                and language.multiline_strings and opens_multiline_string(language, "".join(shown) + piece):
+                and language.multiline_strings \
+                and opens_multiline_string(language.multiline_strings, "".join(shown) + piece):
             after = stop.after
             piece += stop.stop_word
             run.stop = stop = StopCondition(words)

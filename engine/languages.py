@@ -58,14 +58,15 @@ class Language:
         return _stop_words(self)
 
 
-def opens_multiline_string(language: Language, text: str) -> bool:
-    """Whether `text` (a completion so far) leaves a multi-line string literal open that it began itself.
+def opens_multiline_string(delimiters: tuple[str, ...], text: str) -> bool:
+    """Whether `text` (a completion so far) leaves open a multi-line string literal it began itself; `delimiters`
+    are the language's (`Language.multiline_strings`).
 
     A prefix-only model's stop words (a blank line, a comment or keyword at a line start) mean "the next item begins"
     in code, not inside a docstring or a template literal: a Python docstring cut at its first blank line is an
     unterminated string in the editor. Counting the delimiters in the completion alone keeps the question local (the
     prefix's own strings are the editor's business); a delimiter that occurs an odd number of times is open."""
-    return any(text.count(delimiter) % 2 == 1 for delimiter in language.multiline_strings)
+    return any(text.count(delimiter) % 2 == 1 for delimiter in delimiters)
 
 
 @functools.lru_cache(maxsize=512)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from engine.languages import default_table
+from engine.languages import default_table, opens_multiline_string
 from engine.types import StopReason
 
 from lsp_server.postprocess.context import PostprocessContext
@@ -291,14 +291,6 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
-def _string_left_open(line: str, delimiters: tuple[str, ...], current: str | None) -> str | None:
-    """The multi-line string delimiter open after `line`: `current` until a line closes it; otherwise one the line
-    opens (it occurs an odd number of times)."""
-    if current is not None:
-        return None if line.count(current) % 2 == 1 else current
-    return next((d for d in delimiters if line.count(d) % 2 == 1), None)
-
-
 def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None,
                    strings: tuple[str, ...] = ()) -> str:
     """Where the text stops looking like code written at the cursor.
@@ -333,12 +325,10 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
-    in_string = _string_left_open(lines[first], strings, None) if strings else None
     for index in range(first + 1, len(lines)):
         line = lines[index]
-        if in_string is not None:
-            in_string = _string_left_open(line, strings, in_string)
-            kept = index + 1
+        if strings and opens_multiline_string(strings, "\n".join(lines[first:index])):
+            kept = index + 1  # inside a string the text opened: its line, whatever its indentation
             continue
         if is_blank(line):
             continue
@@ -366,8 +356,6 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if width < allowed and not opened:
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
-        if strings:
-            in_string = _string_left_open(line, strings, None)
     if body_below and not _opens_block(lines[kept - 1]):
         kept = _through_header(lines, widths, kept, base)
     return "\n".join(lines[:kept]).rstrip()
