@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
-from .decoding import StopCondition, first_stop
+from .decoding import StopCondition, StopConditions, first_stop, stop_condition
 from .errors import DeadlineExceeded
 from .languages import Language, LanguageTable, default_sentinels, opens_multiline_string
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, healed_prompt, restore_line_endings
@@ -81,7 +81,7 @@ class _Run:
     sent: Prompt | None = None
     healer: Healer = field(default_factory=lambda: Healer(""))
     stats: GenerationStats = field(default_factory=GenerationStats)
-    stop: StopCondition | None = None
+    stop: StopCondition | StopConditions | None = None
     sentinels: frozenset[str] = frozenset()
     timebox: TimeBox | None = None
 
@@ -119,12 +119,19 @@ class CodeGeneration:
         A model that sees the suffix knows where the hole ends and says so with its end token: the language's words
         (a blank line, a comment or a top-level keyword at a line start) would cut a hole of several statements or
         declarations short, so only the sentinels stop it (its text is then limited by post-processing)."""
+        fixed, own = self.stop_word_sets(language_id, options, sees_suffix)
+        return (*fixed, *own)
+
+    def stop_word_sets(self, language_id: str, options: CompletionOptions,
+                       sees_suffix: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """`stop_words` as (the words every request of the language shares, the request's own): each set gets its
+        own matcher, so a new place to type at (a new line of code below the cursor) compiles only its own words."""
         if sees_suffix:
             language_words = default_sentinels()
         else:
             language_words = self.languages.lookup(language_id).stop_words()
-        words = (*language_words, *self.template.stop_words, *self.extra_stop_words, *options.stop_words)
-        return tuple(dict.fromkeys(words))
+        fixed = tuple(dict.fromkeys((*language_words, *self.template.stop_words, *self.extra_stop_words)))
+        return fixed, tuple(w for w in dict.fromkeys(options.stop_words) if w not in fixed)
 
     def _sentinels(self) -> frozenset[str]:
         """The words that are the model's own end (END_SENTINEL when one stops it), not a stop word's cut."""
@@ -148,8 +155,8 @@ class CodeGeneration:
 
     async def _pieces(self, run: _Run, options: CompletionOptions) -> AsyncGenerator[str, None]:
         """The completion (LF line endings) as it becomes safe to show, cut before the first stop word."""
-        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
-        run.stop = StopCondition(words, prefix_tail=run.prompt.prefix)
+        words = self.stop_word_sets(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        run.stop = stop_condition(words, prefix_tail=run.prompt.prefix)
         run.sentinels = self._sentinels()
         language = self.languages.lookup(run.prompt.language)
         shown: list[str] = []  # the text yielded so far, for `_past_string_stops`
@@ -181,7 +188,7 @@ class CodeGeneration:
             yield piece
 
     @staticmethod
-    def _past_string_stops(run: _Run, words: tuple[str, ...], language: Language, shown: list[str],
+    def _past_string_stops(run: _Run, words: tuple[tuple[str, ...], ...], language: Language, shown: list[str],
                            piece: str) -> str:
         """`piece`, and when the stop word that ended it stands inside a multi-line string the completion opened
         (a blank line in a docstring: `languages.opens_multiline_string`), the stop word and what follows it too, cut
@@ -193,7 +200,7 @@ class CodeGeneration:
                 and opens_multiline_string(language.multiline_strings, "".join(shown) + piece):
             after = stop.after
             piece += stop.stop_word
-            run.stop = stop = StopCondition(words)
+            run.stop = stop = stop_condition(words)
             piece += stop.feed(after)
         return piece
 
@@ -255,12 +262,12 @@ class CodeGeneration:
             return None
         run = await self._start(request, heal=True)
         texts = await choices(run.sent or run.prompt, options, count, run.stats)
-        words = self.stop_words(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
+        words = self.stop_word_sets(run.prompt.language, options, sees_suffix=run.prompt.suffix is not None)
         sentinels = self._sentinels()
         out = []
         language = self.languages.lookup(run.prompt.language)
         for raw in texts:
-            first = StopCondition(words, prefix_tail=run.prompt.prefix)
+            first = stop_condition(words, prefix_tail=run.prompt.prefix)
             one = _Run(prompt=run.prompt, crlf=run.crlf, stats=run.stats, stop=first, sentinels=sentinels)
             text = self._past_string_stops(one, words, language, [], first.feed(Healer(run.healer.pending).heal(raw)))
             stop = one.stop

@@ -23,11 +23,11 @@ import pygtrie
 
 from .validation import check_stop_words
 
-#: Stop-word sets whose matcher (and trie) is kept. Each request adds the line of code below the cursor to its set
-#: (the rejoin stop word), so a set is met again only while the cursor stays above the same code: a few sets are
-#: in use at a time, and each new place makes a new one. A matcher of a language's words plus such a line holds
-#: about 100-160 KB (every proper prefix of every word, the characters that may follow each, the regex): with 256
-#: kept, the server grew by some 10 MB over a half-hour soak (issue 27) for a cache that hit only the last few sets.
+#: Stop-word sets whose matcher (and trie) is kept. A request's own words (the line of code below the cursor: the
+#: rejoin stop word) get a matcher of their own beside the language's (`StopConditions`), so a new place to type at
+#: makes a new small matcher, and the language's large one (100-160 KB: every proper prefix of every word, the
+#: characters that may follow each, the regex) is built once. With 256 kept and the rejoin word inside the language's
+#: set, the server grew by some 10 MB over a half-hour soak (issue 27).
 MATCHERS_KEPT = 16
 
 
@@ -154,6 +154,8 @@ class StopCondition:
         self.stop_word: str | None = None
         #: The text that followed the stop word in what was fed (dropped, unless the caller goes on with it).
         self.after = ""
+        #: How many characters of the stop word lie in the prefix tail (a blank line the prefix began).
+        self.tail_chars = 0
         self._search = self._m.pattern.search if self._m.pattern is not None else _no_match
         self._words, self._pending, self._alive_after = self._m.words, self._m.pending, self._m.alive_after
         self._blank_held = self._m.blank_held
@@ -168,6 +170,11 @@ class StopCondition:
     def held(self) -> int:
         """How many generated characters are held back right now."""
         return len(self._buf) - self._n_tail
+
+    @property
+    def held_tail(self) -> int:
+        """How many characters of the prefix tail are held (a stop word may still begin there)."""
+        return self._n_tail
 
     def feed(self, chunk: str) -> str:
         held = self._buf
@@ -222,6 +229,7 @@ class StopCondition:
         word = found.group()
         if word in self._words:
             self.stopped, self.stop_word, self._buf, self._c1 = True, word, "", ""
+            self.tail_chars = 0
             self.after = buf[found.end():]
         else:
             self._buf = buf[start:]
@@ -255,6 +263,7 @@ class StopCondition:
                 continue
             if kind == "stop":
                 self.stopped, self.stop_word, self._c1 = True, word, ""
+                self.tail_chars = max(0, n_tail - start)
                 self.after = buf[start + len(word or ""):]
                 self._buf, self._n_tail = "", 0
                 return buf[n_tail:start] if start > n_tail else ""
@@ -276,6 +285,98 @@ class StopCondition:
         if not final and rest in self._m.proper_prefixes and buf[n_tail:].strip() == "":
             return "partial", None
         return None, None
+
+
+class StopConditions:
+    """Several stop-word sets checked as one: the same answers as `StopCondition` over their union.
+
+    Why: each request adds its own words (the line of code below the cursor, which ends a suggestion that rejoins
+    it) to the language's fixed ones. A matcher over the union is a new regular expression for every place the user
+    types at (5-10 ms to compile for a language's ~70 words, paid before the first character can be shown, and one
+    more entry in `re`'s cache); a matcher per set keeps the language's compiled once and makes the request's, of a
+    word or two, in microseconds.
+
+    The earliest stop word wins, as in one matcher: where one set has stopped, the text before its stop word is
+    shown only as far as every other set has cleared it, and the stop holds once no other set can still find a stop
+    word that begins before it (of two beginning at the same place, the shorter)."""
+
+    def __init__(self, word_sets: Iterable[Iterable[str]], prefix_tail: str = ""):
+        self._conditions = [StopCondition(words, prefix_tail) for words in word_sets]
+        self._out = [0] * len(self._conditions)  # generated characters each condition has let through
+        self._text = ""  # generated text from `_shown` on
+        self._shown = 0
+        self._final = False
+        self.stopped = False
+        self.stop_word: str | None = None
+        self.after = ""
+
+    @property
+    def held(self) -> int:
+        """How many generated characters are held back right now (not shown, not known to be cut)."""
+        return 0 if self.stopped else min(self._shown + len(self._text), self._stop_limit()) - self._shown
+
+    def feed(self, chunk: str) -> str:
+        if self.stopped or not chunk:
+            return ""
+        self._text += chunk
+        for i, condition in enumerate(self._conditions):
+            if not condition.stopped:
+                self._out[i] += len(condition.feed(chunk))
+        return self._settle()
+
+    def finish(self) -> str:
+        if self.stopped:
+            return ""
+        for i, condition in enumerate(self._conditions):
+            if not condition.stopped:
+                self._out[i] += len(condition.finish())
+        self._final = True
+        return self._settle()
+
+    def _start(self, i: int) -> int:
+        """Where condition i's stop word begins, counted from the first generated character (negative: in the
+        prefix tail)."""
+        return self._out[i] - self._conditions[i].tail_chars
+
+    def _pending(self, i: int) -> float:
+        """The earliest place where condition i may still find a stop word."""
+        condition = self._conditions[i]
+        if self._final:
+            return float("inf")
+        return -condition.held_tail if condition.held_tail else self._out[i]
+
+    def _stop_limit(self) -> int:
+        stops = [max(0, self._start(i)) for i, c in enumerate(self._conditions) if c.stopped]
+        return min(stops) if stops else self._shown + len(self._text)
+
+    def _limit(self) -> int:
+        """How far the generated text may be shown now."""
+        return min([self._stop_limit()] + [self._out[i] for i, c in enumerate(self._conditions) if not c.stopped])
+
+    def _settle(self) -> str:
+        stops = [(self._start(i), len(c.stop_word or ""), i) for i, c in enumerate(self._conditions) if c.stopped]
+        if stops:
+            start, length, i = min(stops)
+            if all(self._pending(j) >= start for j, c in enumerate(self._conditions) if not c.stopped):
+                cut = max(0, start) - self._shown
+                out = self._text[:cut]
+                end = max(0, start + length) - self._shown
+                self.stopped, self.stop_word, self.after = True, self._conditions[i].stop_word, self._text[end:]
+                self._shown, self._text = self._shown + len(out), ""
+                return out
+        upto = self._limit() - self._shown
+        out, self._text = self._text[:upto], self._text[upto:]
+        self._shown += len(out)
+        return out
+
+
+def stop_condition(word_sets: Iterable[Iterable[str]], prefix_tail: str = "") -> StopCondition | StopConditions:
+    """One condition for the non-empty sets: a plain `StopCondition` when there is only one."""
+    sets = [tuple(words) for words in word_sets]
+    sets = [words for words in sets if words]
+    if len(sets) <= 1:
+        return StopCondition(sets[0] if sets else (), prefix_tail)
+    return StopConditions(sets, prefix_tail)
 
 
 def first_stop(text: str, stop_words: Iterable[str], prefix_tail: str = "") -> tuple[str, str | None]:

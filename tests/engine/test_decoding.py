@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from engine.decoding import StopCondition, ends_with_stop_word, first_stop, stop_trie
+from engine.decoding import StopCondition, StopConditions, ends_with_stop_word, first_stop, stop_condition, stop_trie
 from engine.languages import default_table
 
 PYTHON = default_table().lookup("python").stop_words()
@@ -230,6 +230,7 @@ def test_benchmark_script_runs_and_records_every_size(tmp_path):
     assert [row["generated_chars"] for row in report["rows"]] == [100, 1_000, 20_000, 200_000]
     assert all(row["ours_ns_per_char"] > 0 and row["naive_ns_per_char"] > 0 for row in report["rows"])
     assert "speedup_at_20000" in report and "ours_20000_vs_100" in report
+    assert report["new_place_ms"]["union"] > 0 and report["new_place_ms"]["sets"] > 0
 
 
 def test_matchers_kept_for_few_word_sets_as_each_place_brings_its_own():
@@ -248,3 +249,73 @@ def test_matchers_kept_for_few_word_sets_as_each_place_brings_its_own():
     hits = decoding._matcher.cache_info().hits
     first_stop("y = 2", [*python, f"\n    value_{last} = compute({last})\n"])
     assert decoding._matcher.cache_info().hits == hits + 1
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Several word sets checked as one (the language's fixed words, the request's own)
+
+
+def run_sets(sets, prefix_tail: str, chunks: list[str]) -> tuple[str, StopConditions, list[int]]:
+    condition = StopConditions(sets, prefix_tail)
+    out, held = [], []
+    for chunk in chunks:
+        out.append(condition.feed(chunk))
+        held.append(condition.held)
+    out.append(condition.finish())
+    return "".join(out), condition, held
+
+
+@settings(max_examples=500, deadline=None)
+@given(sets=st.lists(words_st, min_size=2, max_size=3), prefix_tail=st.text(ALPHABET, max_size=6),
+       generated=st.text(ALPHABET, max_size=40), cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12))
+@example(sets=[["\n\n"], ["\n"]], prefix_tail="a\n", generated="\nb", cuts=[])  # one begins in the prefix tail
+@example(sets=[["ab"], ["a"]], prefix_tail="", generated="xab", cuts=[2])  # same start: the shorter word
+@example(sets=[["b"], ["<ab"]], prefix_tail="", generated="<ab", cuts=[1, 2])  # a held start earlier than a stop
+def test_several_sets_match_one_matcher_over_their_union(sets, prefix_tail, generated, cuts):
+    union = [word for words in sets for word in words]
+    chunks = split(generated, cuts)
+    out, condition, held = run_sets(sets, prefix_tail, chunks)
+    single_out, single, _ = run_chunks(union, prefix_tail, chunks)
+    assert out == single_out == oracle(union, prefix_tail, generated)[0]
+    assert (condition.stopped, condition.stop_word, condition.after) == (single.stopped, single.stop_word,
+                                                                          single.after)
+    assert all(h <= max(map(len, union)) - 1 for h in held[:-1] or [0])
+    if not prefix_tail:  # shown as early as one matcher shows it, and stopped as soon as it would stop
+        streamed = StopConditions(sets)
+        shown, seen = "", ""
+        for chunk in chunks:
+            shown, seen = shown + streamed.feed(chunk), seen + chunk
+            assert shown == safe_to_show(union, seen)
+            assert streamed.stopped == earliest_is_whole(union, seen)
+
+
+@settings(max_examples=200, deadline=None)
+@given(generated=st.text("def x=1\n \t#<|>()", max_size=80), cuts=st.lists(st.integers(0, 100), max_size=20),
+       prefix_tail=st.sampled_from(["", "\n", "x = 1\n", "def f():\n    "]))
+def test_the_language_words_and_a_rejoin_line_match_their_union(generated, cuts, prefix_tail):
+    rejoin = ("\n", "\n    x = 1\n")
+    chunks = split(generated, cuts)
+    out, condition, _ = run_sets([PYTHON, rejoin], prefix_tail, chunks)
+    single_out, single, _ = run_chunks([*PYTHON, *rejoin], prefix_tail, chunks)
+    assert (out, condition.stop_word, condition.after) == (single_out, single.stop_word, single.after)
+
+
+def test_a_request_word_does_not_rebuild_the_language_matcher():
+    """A new place to type at brings a new rejoin line; the language's matcher (the costly regex) is reused."""
+    from engine import decoding
+
+    python = default_table().lookup("python").stop_words()
+    stop_condition([python, ["\n    start = 0\n"]]).feed("x")
+    misses = decoding._matcher.cache_info().misses
+    for i in range(5):
+        condition = stop_condition([python, [f"\n    value_{i} = compute({i})\n"]])
+        assert condition.feed(f"a = 1\n    value_{i} = compute({i})\nmore") == "a = 1"
+        assert condition.stop_word == f"\n    value_{i} = compute({i})\n"
+    assert decoding._matcher.cache_info().misses == misses + 5  # one small matcher per new line, none for python
+
+
+def test_one_set_or_none_is_a_plain_condition():
+    assert isinstance(stop_condition([["\n"]]), StopCondition)
+    assert isinstance(stop_condition([["\n"], ()]), StopCondition)
+    assert stop_condition([(), ()]).feed("a\n\nb") == "a\n\nb"
+    assert isinstance(stop_condition([["\n"], ["x"]]), StopConditions)
