@@ -234,9 +234,12 @@ class InfillServer(LanguageServer):
 
     def update_settings(self, layer: str, data: Any, replaces: tuple[str, ...] = ()) -> bool:
         """Apply one configuration source; on an invalid value tell the user (naming the key) and keep the last
-        good settings. Returns whether the settings were accepted."""
+        good settings. Returns whether the settings were accepted. What a client written for the Copilot language
+        server adds (its identity, its service settings, its next-edit switch) is read as that server reads it."""
+        from .copilot_compat import from_copilot_client
+
         try:
-            self.settings_store.update(layer, _plain(data), replaces=replaces)
+            self.settings_store.update(layer, from_copilot_client(_plain(data)), replaces=replaces)
             return True
         except ConfigError as exc:
             self.show_error(f"Infill configuration: {exc} (keeping the previous configuration)")

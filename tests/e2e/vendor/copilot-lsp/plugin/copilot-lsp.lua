@@ -1,0 +1,1 @@
+require("copilot-lsp.util").set_hl()
