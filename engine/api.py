@@ -209,6 +209,12 @@ class Engine:
             log.info("several choices from one prefill refused (%s): separate requests", exc)
             return None
 
+    async def shared_server_busy(self) -> str | None:
+        """Why optional work should wait now on a model server others share (other users' requests hold its slots,
+        or it answered 429/503); None when it need not, or when the server is not a shared one (Infill's own)."""
+        gate = getattr(self._generation.stream, "gate", None) if self._generation is not None else None
+        return await gate.busy_with_others() if gate is not None else None
+
     @property
     def generation(self):
         return self._generation

@@ -560,16 +560,18 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         ls.speculation.answered(ctx, suggestions)
         return result
     delay_ms = 0.0
+    pause_ms = 0.0  # the debounce that waits for a pause, when an early call is tried instead
     joined = ls.speculation.join(ctx, invoked)
     if not invoked:
         ls.sessions.note_automatic(uri)
         d = settings.debounce
         delay_ms = ls.sessions.debounce_ms(uri, d.mode, d.fixed_ms, d.min_ms, d.max_ms)
         if d.mode == "adaptive":
+            pause_ms = delay_ms
             delay_ms = ls.speculation.debounce_ms(delay_ms, d.min_ms, list(ls.sessions.latencies_ms), ctx)
     if joined is not None:
         delay_ms = 0.0  # a generation already running serves it: nothing to wait for
-    work = joined or (lambda: ls.speculation.model_call(ctx, invoked))
+    work = joined or (lambda: ls.speculation.model_call(ctx, invoked, wait_if_shared_busy_ms=pause_ms - delay_ms))
     started = time.perf_counter()
     # "busy" only for requests that take a noticeable time: two notifications per keystroke would be noise.
     busy = asyncio.get_running_loop().call_later(BUSY_AFTER_S, _publish_busy, ls)

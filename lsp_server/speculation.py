@@ -53,6 +53,8 @@ class Speculation:
         self.client_reports_shown = False
         self._last_answer: dict[str, tuple[CursorContext, Suggestion]] = {}
         self._last_model_call: float | None = None
+        #: In-burst calls that waited for the pause because a shared server was busy with others (`model_call`).
+        self.early_calls_held = 0
 
     def prefetch_decision(self) -> PrefetchDecision:
         """The decision for the current settings (made again only when they change)."""
@@ -78,10 +80,22 @@ class Speculation:
         flight.waiters += 1
         return Join(self, flight, ctx, typed)
 
-    async def model_call(self, ctx: CursorContext, invoked: bool) -> list[Suggestion]:
-        """A new generation for `ctx`, held in flight so later requests can join it."""
+    async def model_call(self, ctx: CursorContext, invoked: bool,
+                         wait_if_shared_busy_ms: float = 0.0) -> list[Suggestion]:
+        """A new generation for `ctx`, held in flight so later requests can join it.
+
+        `wait_if_shared_busy_ms` > 0: the call fires before the user pauses (`debounce_ms`), a bet that later
+        keystrokes join it. On a model server others share, that bet takes a slot another user's request may need:
+        when the server says it is busy with others, wait that much longer first (the pause the debounce would have
+        waited for; a keystroke meanwhile supersedes the call)."""
         service = self._server.service
         assert service is not None
+        if wait_if_shared_busy_ms > 0 and service.engine is not None:
+            reason = await service.engine.shared_server_busy()
+            if reason is not None:
+                self.early_calls_held += 1
+                self.prefetcher.events.append(("early-call-held", reason))
+                await asyncio.sleep(wait_if_shared_busy_ms / 1000.0)
         self.prefetcher.before_model_call(ctx)
         self.prefetcher.events.append(("model-call", ctx.uri))
         self._last_model_call = self._clock()
@@ -190,6 +204,7 @@ class Speculation:
     def stats(self) -> dict[str, Any]:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}
         out["reused_inflight"] = self.inflight.reused
+        out["early_calls_held"] = self.early_calls_held
         out["speculation_events"] = [list(e) for e in self.prefetcher.events]
         out["prefetch_decision"] = self.prefetch_decision().describe()
         return out

@@ -215,6 +215,17 @@ class SharedServerGate:
         self.events.append(("admitted", f"{load.busy}/{load.slots} busy"))
         return None
 
+    async def busy_with_others(self) -> str | None:
+        """Why work that may wait (a request fired before the user pauses) should wait now: the reason a speculative
+        request would be held, None when it would be admitted. Not counted as a speculative request."""
+        if self._clock() < self._hold_until:
+            return "the server answered 429/503 a moment ago"
+        load = await self.load()
+        reason = admit_reason(load, self.running) if load is not None else None
+        if reason is not None:
+            self.events.append(("early-held", reason))
+        return reason
+
     async def watch(self, on_yield: Callable[[str], None]) -> None:
         """Look at the server every POLL_S while a speculative request runs; call `on_yield(reason)` once and
         return when it has to step aside. Cancelled by the caller when the request ends."""

@@ -39,9 +39,14 @@ class ScriptedEngine:
 
     log: list[tuple[str, str]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    #: What a shared model server would say (`Engine.shared_server_busy`): None, not busy with others.
+    busy: str | None = None
 
     async def start(self) -> None:
         pass
+
+    async def shared_server_busy(self) -> str | None:
+        return self.busy
 
     async def close(self) -> None:
         pass
@@ -333,6 +338,32 @@ async def test_after_a_line_is_completed_the_prefetch_asks_for_the_next_line():
     await until(lambda: spec.prefetcher.stats.completed == 1)
     served = server.service.lookup(ctx_after(server, "a + b"))
     assert served is not None and served[0].text == "\n\n\nassert add(2, 2) == 4"
+
+
+async def test_an_early_call_waits_for_the_pause_while_a_shared_server_is_busy_with_others():
+    """The in-burst call is a bet that later keystrokes join it; on a server others fill it waits for the pause."""
+    spec, engine, server = make()
+    await server.service.start()
+    engine.busy = "2 of 2 slots busy"
+    task = asyncio.ensure_future(spec.model_call(ctx_after(server, ""), False, wait_if_shared_busy_ms=1.0))
+    await until(lambda: engine.calls)
+    assert spec.early_calls_held == 1
+    events = [e[0] for e in spec.prefetcher.events]
+    assert events.index("early-call-held") < events.index("model-call")
+    engine.calls[0].future.set_result("a + b")
+    await task
+    # Not busy, or a call that is not early: no wait.
+    engine.busy = None
+    task = asyncio.ensure_future(spec.model_call(ctx_after(server, ""), False, wait_if_shared_busy_ms=1.0))
+    await until(lambda: len(engine.calls) == 2)
+    engine.calls[1].future.set_result("a + b")
+    await task
+    engine.busy = "2 of 2 slots busy"
+    task = asyncio.ensure_future(spec.model_call(ctx_after(server, "a"), False))
+    await until(lambda: len(engine.calls) == 3)
+    engine.calls[2].future.set_result(" + b")
+    await task
+    assert spec.early_calls_held == 1 and spec.stats()["early_calls_held"] == 1
 
 
 def test_burst_debounce_waits_in_the_middle_of_a_word():

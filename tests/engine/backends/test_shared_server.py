@@ -69,6 +69,24 @@ async def test_after_a_503_nothing_speculative_is_sent_for_a_while():
     await client.aclose()
 
 
+async def test_work_that_may_wait_is_told_to_while_others_hold_the_slots():
+    """`busy_with_others` (the in-burst early call asks it) says what `admit` would, without counting a guess."""
+    slots = [[{"is_processing": True}, {"is_processing": True}]]
+    gate, client = gate_for(lambda request: httpx.Response(200, json=slots[0]) if request.url.path == "/slots"
+                            else httpx.Response(404))
+    now = [100.0]
+    gate._clock = lambda: now[0]
+    assert await gate.busy_with_others() == "2 of 2 slots busy"
+    slots[0] = [{"is_processing": False}, {"is_processing": False}]
+    now[0] += 1.0  # a fresh report
+    assert await gate.busy_with_others() is None
+    gate.note_status(429)
+    assert await gate.busy_with_others() == "the server answered 429/503 a moment ago"
+    assert (gate.stats.admitted, gate.stats.held_busy, gate.stats.held_backoff) == (0, 0, 0)
+    assert ("early-held", "2 of 2 slots busy") in gate.events
+    await client.aclose()
+
+
 async def test_a_server_that_reports_nothing_is_not_gated():
     gate, client = gate_for(lambda request: httpx.Response(501, text="not supported"))
     assert await gate.admit() is None and await gate.admit() is None
