@@ -53,7 +53,9 @@ class Speculation:
         self.client_reports_shown = False
         self._last_answer: dict[str, tuple[CursorContext, Suggestion]] = {}
         self._last_model_call: float | None = None
-        #: In-burst calls that waited for the pause because a shared server was busy with others (`model_call`).
+        #: Requests the burst debounce let fire early (before the user pauses), and of those the ones that waited
+        #: for the pause after all because a shared server was busy with others (`model_call`).
+        self.early_calls = 0
         self.early_calls_held = 0
 
     def prefetch_decision(self) -> PrefetchDecision:
@@ -184,6 +186,8 @@ class Speculation:
         typical = statistics.median(latencies_ms) if latencies_ms else adaptive_ms
         if self._last_model_call is not None and (self._clock() - self._last_model_call) * 1000.0 < typical:
             return adaptive_ms
+        if min_ms < adaptive_ms:
+            self.early_calls += 1
         return min(adaptive_ms, float(min_ms))
 
     # --- the hypothetical accepted state -----------------------------------------------------------------------
@@ -204,6 +208,7 @@ class Speculation:
     def stats(self) -> dict[str, Any]:
         out = {f"prefetch_{k}": v for k, v in asdict(self.prefetcher.stats).items()}
         out["reused_inflight"] = self.inflight.reused
+        out["early_calls"] = self.early_calls
         out["early_calls_held"] = self.early_calls_held
         out["speculation_events"] = [list(e) for e in self.prefetcher.events]
         out["prefetch_decision"] = self.prefetch_decision().describe()
