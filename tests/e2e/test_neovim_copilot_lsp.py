@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from .test_neovim_next_edit import SOURCE
 from .test_neovim_plugin import REPO, SERVER_COMMAND, YANKS_ONLY, Nvim, lua_string, nvim_binary, quit_leaving_nothing
 
 VENDOR = Path(__file__).with_name("vendor") / "copilot-lsp"
@@ -31,16 +32,6 @@ vim.lsp.config('copilot_ls', {{ cmd = {cmd}, init_options = vim.json.decode({set
 vim.lsp.enable('copilot_ls')
 """
 
-SOURCE = '''def scale(points, factor):
-    """Multiply every point by the factor."""
-    result = []
-    for x, y in points:
-        x = x * factor
-
-        y = y * factor
-        result.append((x, y))
-    return result
-'''
 
 
 @pytest.fixture(scope="module")

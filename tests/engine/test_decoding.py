@@ -54,8 +54,8 @@ def earliest_is_whole(words, seen: str) -> bool:
     return False
 
 
-def run_chunks(words, prefix_tail: str, chunks: list[str]) -> tuple[str, StopCondition, list[int]]:
-    condition = StopCondition(words, prefix_tail)
+def run_chunks(words, prefix_tail: str, chunks: list[str], make=StopCondition) -> tuple[str, StopCondition, list[int]]:
+    condition = make(words, prefix_tail)
     out, held = [], []
     for chunk in chunks:
         out.append(condition.feed(chunk))
@@ -255,16 +255,6 @@ def test_matchers_kept_for_few_word_sets_as_each_place_brings_its_own():
 # Several word sets checked as one (the language's fixed words, the request's own)
 
 
-def run_sets(sets, prefix_tail: str, chunks: list[str]) -> tuple[str, StopConditions, list[int]]:
-    condition = StopConditions(sets, prefix_tail)
-    out, held = [], []
-    for chunk in chunks:
-        out.append(condition.feed(chunk))
-        held.append(condition.held)
-    out.append(condition.finish())
-    return "".join(out), condition, held
-
-
 @settings(max_examples=500, deadline=None)
 @given(sets=st.lists(words_st, min_size=2, max_size=3), prefix_tail=st.text(ALPHABET, max_size=6),
        generated=st.text(ALPHABET, max_size=40), cuts=st.lists(st.integers(min_value=0, max_value=60), max_size=12))
@@ -274,7 +264,7 @@ def run_sets(sets, prefix_tail: str, chunks: list[str]) -> tuple[str, StopCondit
 def test_several_sets_match_one_matcher_over_their_union(sets, prefix_tail, generated, cuts):
     union = [word for words in sets for word in words]
     chunks = split(generated, cuts)
-    out, condition, held = run_sets(sets, prefix_tail, chunks)
+    out, condition, held = run_chunks(sets, prefix_tail, chunks, StopConditions)
     single_out, single, _ = run_chunks(union, prefix_tail, chunks)
     assert out == single_out == oracle(union, prefix_tail, generated)[0]
     assert (condition.stopped, condition.stop_word, condition.after) == (single.stopped, single.stop_word,
@@ -295,7 +285,7 @@ def test_several_sets_match_one_matcher_over_their_union(sets, prefix_tail, gene
 def test_the_language_words_and_a_rejoin_line_match_their_union(generated, cuts, prefix_tail):
     rejoin = ("\n", "\n    x = 1\n")
     chunks = split(generated, cuts)
-    out, condition, _ = run_sets([PYTHON, rejoin], prefix_tail, chunks)
+    out, condition, _ = run_chunks([PYTHON, rejoin], prefix_tail, chunks, StopConditions)
     single_out, single, _ = run_chunks([*PYTHON, *rejoin], prefix_tail, chunks)
     assert (out, condition.stop_word, condition.after) == (single_out, single.stop_word, single.after)
 
