@@ -42,6 +42,8 @@ _QUOTES = frozenset("'\"`")
 _UNFINISHED = frozenset(",([{=.\\")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 _OPENERS = frozenset(o for o, _ in _PAIRS)
+#: An appended parameter as it is passed on: `, name`.
+_PASSED = re.compile(r",\s*[^\W\d]\w*\Z")
 #: The longest old or new text of a substitution (characters): longer changes are rewrites, not substitutions.
 MAX_CHARS = 400
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
@@ -76,6 +78,8 @@ class Substitution:
     context: tuple[str, str] = ("", "")
     #: Line breaks between the hunk's first and last change (0: all on one line).
     spread: int = 0
+    #: A narrower anchor of the same change, tried where `old` stands nowhere ahead of the cursor.
+    fallback: "Substitution | None" = None
 
 
 def _tokens(text: str) -> list[str]:
@@ -265,6 +269,21 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
             found = _one_change(a, b, [union], lines=True)
     if found is None:
         return None
+    sub = _made(found, a, b, ops, old, new, language)
+    if len(ops) == 1 and not sub.name and _between_name_and_closer(a, ops[0]) is not None \
+            and sub.old[:1] in _OPENERS and not _applied(sub.around[0]) \
+            and _PASSED.match("".join(b[ops[0][3]:ops[0][4]])):
+        # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
+        # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
+        # nowhere ahead, the last argument and the closing bracket anchor it
+        narrow = _one_change(a, b, ops, repeated=True)
+        if narrow is not None and narrow[0] != sub.old:
+            sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
+    return sub
+
+
+def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops: list[Op], old: str, new: str,
+          language: str) -> Substitution:
     old_text, new_text, op, left, at_end = found
     _, i1, _, j1, _ = op
     start = sum(len(t) for t in b[:j1 - left])
@@ -492,13 +511,23 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
-    if not any(True for _ in _matches(sub, text)):
-        return None
-    lexed = _Lexed(text, language)
-    if region is None and edit_at is not None and 0 <= edit_at < len(text):
-        region = lexed.kind_at(edit_at)
-    if region is not None and region != sub.region:
-        sub = dataclasses.replace(sub, region=region)
+    lexed: _Lexed | None = None
+    for each in (sub, sub.fallback):
+        if each is None or not any(True for _ in _matches(each, text)):
+            continue
+        if lexed is None:
+            lexed = _Lexed(text, language)
+            if region is None and edit_at is not None and 0 <= edit_at < len(text):
+                region = lexed.kind_at(edit_at)
+        if region is not None and region != each.region:
+            each = dataclasses.replace(each, region=region)
+        edit = _repeated(each, text, cursor, language, lexed)
+        if edit is not None:
+            return edit
+    return None
+
+
+def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if not spans:
         return None

@@ -290,3 +290,15 @@ def test_a_variable_that_shadowed_a_builtin_is_renamed_like_any_other():
     assert _next("    x: list\n", "    x: Sequence\n", "y = list()\n    x: list\n") == ("x: list", "x: Sequence")
     assert _next(" * @type {Map<string, number>}\n", " * @type {Map<string, Count>}\n", " * n: number\n",
                  language="javascript", region="comment") is None
+
+
+def test_a_parameter_appended_to_a_parameter_list_is_passed_on_where_the_last_one_is():
+    text = "  inc (release, identifier, identifierBase) {\n    this.inc('pre', identifier)\n"
+    assert _next("  inc (release, identifier) {\n", "  inc (release, identifier, identifierBase) {\n", text,
+                 cursor=10, language="javascript") == ("identifier)", "identifier, identifierBase)")
+    # a call's argument list is no parameter list: its appended argument stays anchored by the whole call
+    assert _next("  inc(release, identifier)\n", "  inc(release, identifier, base)\n",
+                 "  inc(release, identifier, base)\n  other(identifier)\n", cursor=10, language="javascript") is None
+    # nor is an appended parameter that is no plain name (a default, a type)
+    assert _next("  inc (release, identifier) {\n", "  inc (release, identifier, n = 1) {\n",
+                 "  inc (release, identifier, n = 1) {\n  f(identifier)\n", cursor=10, language="javascript") is None
