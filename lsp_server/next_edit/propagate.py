@@ -50,8 +50,9 @@ MAX_CHARS = 400
 ADJACENT_LINES = 1
 #: A run of occurrences on consecutive lines is one edit up to this many lines (the most a hunk holds).
 MAX_RUN_LINES = 8
-#: Changed spans on at most this many line breaks may be taken together as one change.
-MAX_UNION_LINES = 2
+#: Changed spans on at most this many line breaks may be taken together as one change (a call or signature rewritten
+#: over five lines: found only where it recurs verbatim).
+MAX_UNION_LINES = 4
 
 
 @dataclass(frozen=True)

@@ -302,3 +302,12 @@ def test_a_parameter_appended_to_a_parameter_list_is_passed_on_where_the_last_on
     # nor is an appended parameter that is no plain name (a default, a type)
     assert _next("  inc (release, identifier) {\n", "  inc (release, identifier, n = 1) {\n",
                  "  inc (release, identifier, n = 1) {\n  f(identifier)\n", cursor=10, language="javascript") is None
+
+
+def test_a_call_rewritten_over_five_lines_is_repeated_where_it_recurs_verbatim():
+    old = "        return fixer.insertTextAfter(\n            lastToken(\n                node,\n" \
+          "                parent,\n            ),\n"
+    new = "        return appendArguments(\n            fixer,\n            parent,\n"
+    text = new + "        other()\n" + old
+    assert _next(old, new, text, cursor=10, language="javascript") == (old.strip()[len("return "):].rstrip(),
+                                                                       new.strip()[len("return "):].rstrip())
