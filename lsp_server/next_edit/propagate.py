@@ -35,6 +35,7 @@ Op = tuple[str, int, int, int, int]
 _TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
 _NAME = re.compile(r"[^\W\d]\w*\Z")
 _WORDY = re.compile(r"\w")
+_VERSION = re.compile(r"\d+\.\d+\.\d+\Z")
 #: How many neighbouring tokens a change may be widened by to find a name to anchor it.
 _WIDEN = 6
 _QUOTES = frozenset("'\"`")
@@ -185,6 +186,8 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
+    if len(core_old) == 1 and len(core_new) == 1 and _VERSION.match(core_old[0]) and _VERSION.match(core_new[0]):
+        return 0, 0, False  # a version (`2.29.1` → `2.29.2`) stands for itself wherever it is
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
@@ -426,7 +429,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # not an occurrence.
     at = sub.new.find(sub.old)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
-    anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
+    anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
     for start, end in _matches(sub, text):

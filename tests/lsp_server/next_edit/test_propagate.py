@@ -311,3 +311,12 @@ def test_a_call_rewritten_over_five_lines_is_repeated_where_it_recurs_verbatim()
     text = new + "        other()\n" + old
     assert _next(old, new, text, cursor=10, language="javascript") == (old.strip()[len("return "):].rstrip(),
                                                                        new.strip()[len("return "):].rstrip())
+
+
+def test_a_changed_version_is_made_wherever_it_stands_whatever_the_region():
+    text = "//! version : 0.5.44\nvar VERSION = '0.5.43',\n  other = '0.5.430';\n"
+    assert _next("//! version : 0.5.43\n", "//! version : 0.5.44\n", text, cursor=20, language="javascript") == \
+        ("0.5.43", "0.5.44")
+    # a number with fewer parts is no version: anchored by its name as before
+    assert _next("//! scale : 1.5\n", "//! scale : 2.5\n", "//! scale : 2.5\nx = 1.5\n", cursor=16,
+                 language="javascript") is None
