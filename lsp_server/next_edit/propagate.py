@@ -208,8 +208,8 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         if not _has_anchor(a[i2:i2 + right]):
             tail = a[i2:]
             at_end = not tail or "\n" in "".join(tail[:right + 1]) or not "".join(tail).strip()
-            if not core_old or not core_new:
-                return (left, 0, True) if at_end else None
+            if not core_old or not core_new:  # anchored by the punctuation left before the end: `self)` → `self):`
+                return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
 

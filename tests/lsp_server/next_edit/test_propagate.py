@@ -320,3 +320,13 @@ def test_a_changed_version_is_made_wherever_it_stands_whatever_the_region():
     # a number with fewer parts is no version: anchored by its name as before
     assert _next("//! scale : 1.5\n", "//! scale : 2.5\n", "//! scale : 2.5\nx = 1.5\n", cursor=16,
                  language="javascript") is None
+
+
+def test_text_added_before_the_punctuation_that_ends_a_line_is_repeated_before_it():
+    # the return annotation goes between `)` and the `:` that ends the line: anchored by both
+    text = "    def isatty(self) -> t.Literal[True]:\n        return True\n\n    def readable(self):\n"
+    assert _next("    def isatty(self):\n", "    def isatty(self) -> t.Literal[True]:\n", text, cursor=30) == \
+        ("self):", "self) -> t.Literal[True]:")
+    # ... and only where that punctuation ends the line
+    assert _next("    def isatty(self):\n", "    def isatty(self) -> bool:\n",
+                 "    def isatty(self) -> bool:\n    f(self): g\n", cursor=30) is None
