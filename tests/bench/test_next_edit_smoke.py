@@ -129,6 +129,9 @@ def test_committed_data_has_four_languages_and_both_splits() -> None:
         records = load_records(split)
         languages = {r["language"] for r in records}
         assert {"python", "javascript", "typescript", "c"} <= languages
+        tasks = [t for r in records for t in T.expand(r, split)]
+        for language in ("python", "javascript", "typescript", "c"):  # issue 23: at least 100 tasks each
+            assert sum(t.language == language for t in tasks) >= 100, (split, language)
         assert all(r["package"] and r["from"] != r["to"] and r["path"] for r in records)
     dev = {r["package"] for r in load_records("dev")}
     assert not dev & {r["package"] for r in load_records("heldout")}
