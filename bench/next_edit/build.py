@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 PACKAGES = HERE / "packages.toml"
 DATA = HERE / "data"
 #: Tasks kept per language (sampled file by file, deterministically).
-TARGET = {"dev": 240, "heldout": 150}
+TARGET = {"dev": 320, "heldout": 150}
 #: The share of edit sequences that also give a "no next edit" task (the sequence replayed whole).
 NO_EDIT_RATE = 0.2
 
@@ -64,8 +64,12 @@ def build(splits: list[str], languages: list[str] | None, log=print) -> dict[str
     written = {}
     for split in splits:
         lines = []
+        # a rebuild of some languages keeps the others' records as committed (no download for them)
+        kept = [r for r in load_records(split, DATA) if r["language"] not in languages] \
+            if languages and (DATA / f"{split}.jsonl.gz").exists() else []
         for language, packages in config[split].items():
             if languages and language not in languages:
+                lines += [json.dumps(r, ensure_ascii=False, sort_keys=True) for r in kept if r["language"] == language]
                 continue
             records = [r for p in packages for r in package_records(language, p["name"], p["versions"], log)]
             chosen = sample(records, TARGET[split])

@@ -35,6 +35,7 @@ Op = tuple[str, int, int, int, int]
 _TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
 _NAME = re.compile(r"[^\W\d]\w*\Z")
 _WORDY = re.compile(r"\w")
+_VERSION = re.compile(r"\d+\.\d+\.\d+\Z")
 #: How many neighbouring tokens a change may be widened by to find a name to anchor it.
 _WIDEN = 6
 _QUOTES = frozenset("'\"`")
@@ -42,14 +43,17 @@ _QUOTES = frozenset("'\"`")
 _UNFINISHED = frozenset(",([{=.\\")
 _PAIRS = (("(", ")"), ("[", "]"), ("{", "}"))
 _OPENERS = frozenset(o for o, _ in _PAIRS)
+#: An appended parameter as it is passed on: `, name`.
+_PASSED = re.compile(r",\s*[^\W\d]\w*\Z")
 #: The longest old or new text of a substitution (characters): longer changes are rewrites, not substitutions.
 MAX_CHARS = 400
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
 ADJACENT_LINES = 1
 #: A run of occurrences on consecutive lines is one edit up to this many lines (the most a hunk holds).
 MAX_RUN_LINES = 8
-#: Changed spans on at most this many line breaks may be taken together as one change.
-MAX_UNION_LINES = 2
+#: Changed spans on at most this many line breaks may be taken together as one change (a call or signature rewritten
+#: over five lines: found only where it recurs verbatim).
+MAX_UNION_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,8 @@ class Substitution:
     context: tuple[str, str] = ("", "")
     #: Line breaks between the hunk's first and last change (0: all on one line).
     spread: int = 0
+    #: A narrower anchor of the same change, tried where `old` stands nowhere ahead of the cursor.
+    fallback: "Substitution | None" = None
 
 
 def _tokens(text: str) -> list[str]:
@@ -180,6 +186,8 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
+    if len(core_old) == 1 and len(core_new) == 1 and _VERSION.match(core_old[0]) and _VERSION.match(core_new[0]):
+        return 0, 0, False  # a version (`2.29.1` → `2.29.2`) stands for itself wherever it is
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
@@ -200,8 +208,8 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
         if not _has_anchor(a[i2:i2 + right]):
             tail = a[i2:]
             at_end = not tail or "\n" in "".join(tail[:right + 1]) or not "".join(tail).strip()
-            if not core_old or not core_new:
-                return (left, 0, True) if at_end else None
+            if not core_old or not core_new:  # anchored by the punctuation left before the end: `self)` → `self):`
+                return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
 
@@ -265,6 +273,21 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
             found = _one_change(a, b, [union], lines=True)
     if found is None:
         return None
+    sub = _made(found, a, b, ops, old, new, language)
+    if len(ops) == 1 and not sub.name and _between_name_and_closer(a, ops[0]) is not None \
+            and sub.old[:1] in _OPENERS and not _applied(sub.around[0]) \
+            and _PASSED.match("".join(b[ops[0][3]:ops[0][4]])):
+        # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
+        # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
+        # nowhere ahead, the last argument and the closing bracket anchor it
+        narrow = _one_change(a, b, ops, repeated=True)
+        if narrow is not None and narrow[0] != sub.old:
+            sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
+    return sub
+
+
+def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops: list[Op], old: str, new: str,
+          language: str) -> Substitution:
     old_text, new_text, op, left, at_end = found
     _, i1, _, j1, _ = op
     start = sum(len(t) for t in b[:j1 - left])
@@ -406,7 +429,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # not an occurrence.
     at = sub.new.find(sub.old)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
-    anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2
+    anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
     for start, end in _matches(sub, text):
@@ -492,13 +515,23 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
-    if not any(True for _ in _matches(sub, text)):
-        return None
-    lexed = _Lexed(text, language)
-    if region is None and edit_at is not None and 0 <= edit_at < len(text):
-        region = lexed.kind_at(edit_at)
-    if region is not None and region != sub.region:
-        sub = dataclasses.replace(sub, region=region)
+    lexed: _Lexed | None = None
+    for each in (sub, sub.fallback):
+        if each is None or not any(True for _ in _matches(each, text)):
+            continue
+        if lexed is None:
+            lexed = _Lexed(text, language)
+            if region is None and edit_at is not None and 0 <= edit_at < len(text):
+                region = lexed.kind_at(edit_at)
+        if region is not None and region != each.region:
+            each = dataclasses.replace(each, region=region)
+        edit = _repeated(each, text, cursor, language, lexed)
+        if edit is not None:
+            return edit
+    return None
+
+
+def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if not spans:
         return None

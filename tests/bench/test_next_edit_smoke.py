@@ -129,9 +129,29 @@ def test_committed_data_has_four_languages_and_both_splits() -> None:
         records = load_records(split)
         languages = {r["language"] for r in records}
         assert {"python", "javascript", "typescript", "c"} <= languages
+        tasks = [t for r in records for t in T.expand(r, split)]
+        for language in ("python", "javascript", "typescript", "c"):  # issue 23: at least 100 tasks each
+            assert sum(t.language == language for t in tasks) >= 100, (split, language)
         assert all(r["package"] and r["from"] != r["to"] and r["path"] for r in records)
     dev = {r["package"] for r in load_records("dev")}
     assert not dev & {r["package"] for r in load_records("heldout")}
+
+
+def test_a_rebuild_of_one_language_keeps_the_other_languages_records(tmp_path, monkeypatch) -> None:
+    from bench.next_edit import build as B
+
+    packages = tmp_path / "packages.toml"
+    packages.write_text('[[dev.python]]\nname = "p"\nversions = ["1", "2"]\n'
+                        '[[dev.c]]\nname = "q"\nversions = ["1", "2"]\n', encoding="utf-8")
+    made = {"python": "old-python", "c": "old-c"}
+    monkeypatch.setattr(B, "DATA", tmp_path)
+    monkeypatch.setattr(B, "load_packages", lambda: B.tomllib.loads(packages.read_text(encoding="utf-8")))
+    monkeypatch.setattr(B, "package_records", lambda language, name, versions, log=print: [T.file_record(
+        language, name, ("1", "2"), made[language], OLD, NEW, 0.0)])
+    B.build(["dev"], None, log=lambda *_: None)
+    made = {"python": "new-python", "c": "new-c"}
+    B.build(["dev"], ["c"], log=lambda *_: None)
+    assert [r["path"] for r in B.load_records("dev", tmp_path)] == ["old-python", "new-c"]
 
 
 @pytest.mark.parametrize("mode", ["scripted-sweep", "propagation"])

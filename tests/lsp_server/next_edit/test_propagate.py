@@ -290,3 +290,43 @@ def test_a_variable_that_shadowed_a_builtin_is_renamed_like_any_other():
     assert _next("    x: list\n", "    x: Sequence\n", "y = list()\n    x: list\n") == ("x: list", "x: Sequence")
     assert _next(" * @type {Map<string, number>}\n", " * @type {Map<string, Count>}\n", " * n: number\n",
                  language="javascript", region="comment") is None
+
+
+def test_a_parameter_appended_to_a_parameter_list_is_passed_on_where_the_last_one_is():
+    text = "  inc (release, identifier, identifierBase) {\n    this.inc('pre', identifier)\n"
+    assert _next("  inc (release, identifier) {\n", "  inc (release, identifier, identifierBase) {\n", text,
+                 cursor=10, language="javascript") == ("identifier)", "identifier, identifierBase)")
+    # a call's argument list is no parameter list: its appended argument stays anchored by the whole call
+    assert _next("  inc(release, identifier)\n", "  inc(release, identifier, base)\n",
+                 "  inc(release, identifier, base)\n  other(identifier)\n", cursor=10, language="javascript") is None
+    # nor is an appended parameter that is no plain name (a default, a type)
+    assert _next("  inc (release, identifier) {\n", "  inc (release, identifier, n = 1) {\n",
+                 "  inc (release, identifier, n = 1) {\n  f(identifier)\n", cursor=10, language="javascript") is None
+
+
+def test_a_call_rewritten_over_five_lines_is_repeated_where_it_recurs_verbatim():
+    old = "        return fixer.insertTextAfter(\n            lastToken(\n                node,\n" \
+          "                parent,\n            ),\n"
+    new = "        return appendArguments(\n            fixer,\n            parent,\n"
+    text = new + "        other()\n" + old
+    assert _next(old, new, text, cursor=10, language="javascript") == (old.strip()[len("return "):].rstrip(),
+                                                                       new.strip()[len("return "):].rstrip())
+
+
+def test_a_changed_version_is_made_wherever_it_stands_whatever_the_region():
+    text = "//! version : 0.5.44\nvar VERSION = '0.5.43',\n  other = '0.5.430';\n"
+    assert _next("//! version : 0.5.43\n", "//! version : 0.5.44\n", text, cursor=20, language="javascript") == \
+        ("0.5.43", "0.5.44")
+    # a number with fewer parts is no version: anchored by its name as before
+    assert _next("//! scale : 1.5\n", "//! scale : 2.5\n", "//! scale : 2.5\nx = 1.5\n", cursor=16,
+                 language="javascript") is None
+
+
+def test_text_added_before_the_punctuation_that_ends_a_line_is_repeated_before_it():
+    # the return annotation goes between `)` and the `:` that ends the line: anchored by both
+    text = "    def isatty(self) -> t.Literal[True]:\n        return True\n\n    def readable(self):\n"
+    assert _next("    def isatty(self):\n", "    def isatty(self) -> t.Literal[True]:\n", text, cursor=30) == \
+        ("self):", "self) -> t.Literal[True]:")
+    # ... and only where that punctuation ends the line
+    assert _next("    def isatty(self):\n", "    def isatty(self) -> bool:\n",
+                 "    def isatty(self) -> bool:\n    f(self): g\n", cursor=30) is None
