@@ -191,6 +191,10 @@ def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path,
 
 def server_env(root: Path, home: Path) -> dict[str, str]:
     env = dict(os.environ)
+    # The warm-up spawn writes each checkout's bytecode, as an installed package has it. With PYTHONDONTWRITEBYTECODE
+    # (set in some shells and CI jobs) nothing was written and every Infill spawn compiled its own modules again,
+    # tens of milliseconds the bare server (pygls and lsprotocol, compiled at install) never paid.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(PYTHONPATH=str(root), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"),
                XDG_CACHE_HOME=str(home / "cache"), INFILL_CONFIG=str(home / "no-config.toml"))
     return env

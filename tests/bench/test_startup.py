@@ -20,6 +20,18 @@ def test_startup_benchmark_measures_both_servers(tmp_path, capsys):
     assert "| infill |" in capsys.readouterr().out
 
 
+def test_the_servers_write_their_bytecode_even_when_the_shell_says_not_to(monkeypatch, tmp_path):
+    """The warm-up spawn compiles each checkout once, outside the measurement: PYTHONDONTWRITEBYTECODE in the
+    benchmark's own environment must not reach the servers (Infill would compile its modules at every spawn)."""
+    import subprocess
+
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    (tmp_path / "probe.py").write_text("X = 1\n")
+    env = startup.server_env(tmp_path, tmp_path)
+    subprocess.run([sys.executable, "-c", "import probe"], env=env, cwd=tmp_path, check=True)
+    assert list((tmp_path / "__pycache__").glob("probe.*.pyc"))
+
+
 def test_infill_answers_initialize_before_building_its_parts():
     """The deferred start: building the server (what happens before `initialize` is answered) imports neither the
     completion pipeline nor the workspace indexes; using a part builds it."""
