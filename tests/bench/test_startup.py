@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from bench.latency import startup
@@ -34,12 +35,15 @@ def test_the_servers_write_their_bytecode_even_when_the_shell_says_not_to(monkey
 
 def test_infill_answers_initialize_before_building_its_parts():
     """The deferred start: building the server (what happens before `initialize` is answered) imports neither the
-    completion pipeline nor the workspace indexes; using a part builds it."""
+    completion pipeline, the workspace indexes, nor the memory probe's ctypes and tracemalloc; `load()` builds the
+    parts."""
     import subprocess
 
     code = ("import sys; from lsp_server.server import build_server; s = build_server(); "
-            "print(s._loaded, 'lsp_server.pipeline' in sys.modules, 'lsp_server.workspace.provider' in sys.modules); "
-            "s.documents; print(s._loaded, 'lsp_server.workspace.provider' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[0] == "False False False"
+            "print(s._loaded, *(m in sys.modules for m in ('lsp_server.pipeline', 'lsp_server.workspace.provider', "
+            "'ctypes', 'tracemalloc'))); s.load(); print(s._loaded, 'lsp_server.workspace.provider' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k != "INFILL_TRACEMALLOC"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=env).stdout.split("\n")
+    assert out[0] == "False False False False False"
     assert out[1] == "True True"
