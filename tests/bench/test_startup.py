@@ -17,6 +17,8 @@ def test_startup_benchmark_measures_both_servers(tmp_path, capsys):
     for name, row in result["servers"].items():
         assert len(result["raw_ms"][name]) == 2
         assert row["initialize_ms"]["median"] > 0
+        if sys.platform == "linux":  # CPU time from /proc/<pid>/task/*/schedstat
+            assert 0 < row["initialize_cpu_ms"]["median"] and len(result["cpu_raw_ms"][name]) == 2
     assert result["servers"]["bare pygls"]["ratio_to_bare"] == 1.0
     assert "| infill |" in capsys.readouterr().out
 
