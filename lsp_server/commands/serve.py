@@ -23,6 +23,9 @@ def parse_host_port(value: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lsp_server.startup import pause_collector
+
+    pause_collector()  # until `initialize` is answered (lsp_server/startup.py says why)
     from lsp_server.server import main_stdio, main_tcp
 
     if args.tcp:

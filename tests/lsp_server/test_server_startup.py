@@ -4,9 +4,11 @@ the loop's next turn, and a message handled before that still finds them."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from typing import Any
 
+from lsp_server import startup
 from lsp_server.server import build_server
 
 
@@ -15,8 +17,10 @@ class Client:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
+        self.collector_on_at_write: list[bool] = []
 
     def write(self, data: bytes) -> None:
+        self.collector_on_at_write.append(gc.isenabled())
         self.messages.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
 
     def close(self) -> None:
@@ -66,3 +70,29 @@ async def test_messages_handled_in_the_same_turn_as_initialize_find_the_parts():
         server.protocol.handle_message(message)
     assert server._loaded and server.documents.get(URI) is not None
     assert (await answered(client, 2)).get("result") == {"items": []}
+
+
+async def test_the_collector_is_off_until_initialize_is_answered_and_back_on_once_the_parts_are_built():
+    assert gc.isenabled()
+    startup.pause_collector()
+    try:
+        server = build_server()
+        client = Client()
+        server.protocol.set_writer(client)
+        server.protocol.handle_message(dict(INITIALIZE))
+        assert client.collector_on_at_write == [False]  # the answer was written with the collector off
+        await asyncio.sleep(0)
+        assert server._loaded and gc.isenabled()
+    finally:
+        startup.resume_collector()
+        gc.enable()
+
+
+def test_resuming_leaves_a_collector_that_something_else_turned_off_alone():
+    gc.disable()
+    try:
+        startup.pause_collector()
+        startup.resume_collector()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
