@@ -98,8 +98,8 @@ class InfillServer(LanguageServer):
     2. `initialize` is answered (pygls computes the capabilities from the handlers); `on_initialize` only keeps the
        params and schedules `load()` in the event loop's next turn, i.e. right after the answer is written.
     3. `load()` imports and builds the parts (documents, settings, sessions, logging, status, workspace context,
-       speculation, next edit), applies the configuration file and initializationOptions, and turns the garbage
-       collector back on (lsp_server/startup.py).
+       speculation, next edit), applies the configuration file and initializationOptions, and ends the garbage
+       collector's pause of the start (lsp_server/startup.py).
     4. `initialized` (`on_initialized`) pulls the workspace configuration and starts the completion engine.
 
     A message handled before step 3 (read together with `initialize`) builds the parts first:
@@ -131,7 +131,7 @@ class InfillServer(LanguageServer):
         self._initialize_params: types.InitializeParams | None = None
 
     def load(self) -> None:
-        """Build the parts and apply the initial configuration, once; then turn the garbage collector back on."""
+        """Build the parts and apply the initial configuration, once; then end the garbage collector's pause."""
         if self._loaded:
             return
         self._loaded = True
@@ -140,9 +140,9 @@ class InfillServer(LanguageServer):
             if self._initialize_params is not None:
                 self._apply_initial_configuration(self._initialize_params)
         finally:
-            from .startup import resume_collector
+            from .startup import end_pause
 
-            resume_collector()
+            end_pause()
 
     def _build_parts(self) -> None:
         from .config import SettingsStore

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import subprocess
+import sys
 from typing import Any
 
 from lsp_server import startup
@@ -72,7 +74,7 @@ async def test_messages_handled_in_the_same_turn_as_initialize_find_the_parts():
     assert (await answered(client, 2)).get("result") == {"items": []}
 
 
-async def test_the_collector_is_off_until_initialize_is_answered_and_back_on_once_the_parts_are_built():
+async def test_the_collector_is_paused_until_initialize_is_answered_and_the_start_frozen_after():
     assert gc.isenabled()
     startup.pause_collector()
     try:
@@ -80,19 +82,28 @@ async def test_the_collector_is_off_until_initialize_is_answered_and_back_on_onc
         client = Client()
         server.protocol.set_writer(client)
         server.protocol.handle_message(dict(INITIALIZE))
-        assert client.collector_on_at_write == [False]  # the answer was written with the collector off
+        assert client.collector_on_at_write == [False]  # the answer was written with the collector paused
         await asyncio.sleep(0)
         assert server._loaded and gc.isenabled()
+        assert gc.get_freeze_count() > 0  # what the start made is out of later collections
     finally:
-        startup.resume_collector()
+        startup.end_pause()
+        gc.unfreeze()
         gc.enable()
 
 
-def test_resuming_leaves_a_collector_that_something_else_turned_off_alone():
+def test_ending_the_pause_leaves_a_collector_that_something_else_turned_off_alone():
     gc.disable()
     try:
         startup.pause_collector()
-        startup.resume_collector()
-        assert not gc.isenabled()
+        startup.end_pause()
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_serve_pauses_the_collector_before_it_imports_the_server():
+    code = ("import gc, sys; from lsp_server.cli import main; import lsp_server.server as server; "
+            "server.main_stdio = lambda: print(gc.isenabled()); main(['serve', '--stdio'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out == "False\n"
