@@ -177,9 +177,10 @@ def measure_initialize(command: list[str], env: dict[str, str], cwd: Path, works
 
 
 def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path, workspace: Path,
-                             model: Path) -> tuple[float, float]:
-    """(ms to `initialize`, ms to the first non-empty inline completion) from spawn, the local backend on `model`.
-    The request is invoked at once after didOpen, as a user who opens a file and asks would: it waits for the model."""
+                             model: Path) -> tuple[float, float, float | None]:
+    """(ms to `initialize`, ms to the first non-empty inline completion, the server's CPU ms by then, llama-server's
+    not counted) from spawn, the local backend on `model`. The request is invoked at once after didOpen, as a user
+    who opens a file and asks would: it waits for the model."""
     options = {"completion": {"kind": "local", "model": str(model)}}
     server = spawn(command, env, cwd)
     try:
@@ -199,7 +200,7 @@ def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path,
             response = server.wait_response(request_id, 180.0)
             items = (response.get("result") or {}).get("items") or []
             if items:
-                return initialized, (time.perf_counter() - server.started) * 1000.0
+                return initialized, (time.perf_counter() - server.started) * 1000.0, cpu_ms(server.proc.pid)
         raise TimeoutError("no suggestion within 180 s")
     finally:
         server.stop()
@@ -239,6 +240,7 @@ def run(runs: int, python: str, baseline_root: Path | None, first_completion: Pa
     times: dict[str, list[float]] = {name: [] for name in servers}
     cpu: dict[str, list[float]] = {name: [] for name in servers}
     completion: dict[str, list[float]] = {}
+    completion_cpu: dict[str, list[float]] = {}
     names = list(servers)
     for i in range(runs):
         order = names if i % 2 == 0 else names[::-1]  # interleaved, alternating, so drift in load cancels
@@ -252,8 +254,10 @@ def run(runs: int, python: str, baseline_root: Path | None, first_completion: Pa
         for i in range(runs):
             for name in [n for n in names if n != "bare pygls"][:: 1 if i % 2 == 0 else -1]:
                 command, env, cwd = servers[name]
-                _, first = measure_first_completion(command, env, cwd, workspace, first_completion)
+                _, first, first_cpu = measure_first_completion(command, env, cwd, workspace, first_completion)
                 completion.setdefault(name, []).append(first)
+                if first_cpu is not None:
+                    completion_cpu.setdefault(name, []).append(first_cpu)
     bare = statistics.median(times["bare pygls"])
     rows: dict[str, dict[str, Any]] = {
         name: {"initialize_ms": summarize(values), "ratio_to_bare": statistics.median(values) / bare}
@@ -265,8 +269,10 @@ def run(runs: int, python: str, baseline_root: Path | None, first_completion: Pa
             rows[name]["cpu_ratio_to_bare"] = statistics.median(values) / bare_cpu
     for name, values in completion.items():
         rows[name]["first_completion_ms"] = summarize(values)
+    for name, values in completion_cpu.items():
+        rows[name]["first_completion_cpu_ms"] = summarize(values)
     return {"runs": runs, "python": python, "servers": rows, "raw_ms": times, "cpu_raw_ms": cpu,
-            "first_completion_raw_ms": completion,
+            "first_completion_raw_ms": completion, "first_completion_cpu_raw_ms": completion_cpu,
             "first_completion_model": str(first_completion) if first_completion else None}
 
 
@@ -279,7 +285,10 @@ def table(result: dict[str, Any]) -> str:
         cpu = row.get("initialize_cpu_ms")
         first = row.get("first_completion_ms")
         cpu_shown = f"{cpu['median']:.0f} | {row['cpu_ratio_to_bare']:.2f}" if cpu else "n/a | n/a"
+        first_cpu = row.get("first_completion_cpu_ms")
         shown = f"{first['median']:.0f}" if first else "n/a"
+        if first_cpu:
+            shown += f" (server CPU {first_cpu['median']:.0f})"
         lines.append(f"| {name} | {init['median']:.0f} | {init['min']:.0f}–{init['max']:.0f} | "
                      f"{row['ratio_to_bare']:.2f} | {cpu_shown} | {shown} |")
     return "\n".join(lines)
