@@ -13,13 +13,12 @@ without the variable. Used by hand: `INFILL_TRACEMALLOC=8 python -m bench.replay
 from __future__ import annotations
 
 import collections
-import ctypes
-import ctypes.util
 import gc
-import linecache
 import os
-import tracemalloc
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # ctypes and tracemalloc are imported by the probe itself: the server's start pays nothing without it
+    import tracemalloc
 
 ENV = "INFILL_TRACEMALLOC"
 METHOD = "infill/memory"
@@ -33,14 +32,16 @@ def frames_requested() -> int:
         return 0
 
 
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-                 "keepcost")]
-
-
 def malloc_info() -> dict[str, int] | None:
     """glibc's `mallinfo2()`: bytes malloc got from the system (arena + mmapped) and bytes in use; None elsewhere."""
+    import ctypes
+    import ctypes.util
+
+    class _MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+                     "keepcost")]
+
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         fn = libc.mallinfo2
@@ -62,6 +63,8 @@ def rss_bytes() -> int:
 
 class MemoryProbe:
     def __init__(self, frames: int) -> None:
+        import tracemalloc
+
         tracemalloc.start(frames)
         self._baseline: tracemalloc.Snapshot | None = None
         self._types: collections.Counter[str] = collections.Counter()
@@ -69,6 +72,9 @@ class MemoryProbe:
     def report(self, top: int = 20, reset: bool = False) -> dict[str, Any]:
         """`reset`: after this report (compared with the baseline so far) this snapshot becomes the baseline later
         ones compare with (the end of a warm-up)."""
+        import linecache
+        import tracemalloc
+
         gc.collect()
         snapshot = tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__),
                                                               tracemalloc.Filter(False, linecache.__file__)))

@@ -127,7 +127,7 @@ class CompletionService:
         self.cache = CompletionCache(settings.cache_size, settings.cache_ttl, settings.typing_through_max)
         self.post = Postprocessor()
         self.model_calls = 0
-        #: Workspace context (lsp_server.workspace.WorkspaceContext), set by the server; None: current file only.
+        #: Workspace context (lsp_server.workspace.provider), set by the server; None: current file only.
         self.workspace: WorkspaceContext | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (Infi
     from .speculation import Speculation
     from .status import StatusReporter
     from .next_edit.feature import NextEdit
-    from .workspace import WorkspaceContext
+    from .workspace.provider import WorkspaceContext
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,19 @@ class InfillProtocol(AnsweringProtocol):
     lsp_text_document__did_change = None  # type: ignore[assignment]
     lsp_text_document__did_close = None  # type: ignore[assignment]
 
+    def _dispatch(self, message: Any) -> None:
+        """Every handler but initialize's finds the server's parts built: `InfillServer.load` runs right after the
+        `initialize` answer, and a message handled before that (several read at once, as over TCP) builds them
+        first. A failure is logged and the message still goes to its handler, so a request is answered (with an
+        error) even then."""
+        server = self._server
+        if isinstance(server, InfillServer) and getattr(message, "method", None) not in (types.INITIALIZE, types.EXIT):
+            try:
+                server.load()
+            except Exception:
+                log.exception("building the server's parts failed")
+        super()._dispatch(message)
+
     def _structure(self, data: dict[str, Any]) -> Any:
         """A request method sent as a notification (copilot.el's `workspace/executeCommand`) runs the request's
         handler without an answer; pygls would try to structure it as a request and drop it for lacking an id."""
@@ -79,10 +92,19 @@ class InfillProtocol(AnsweringProtocol):
 class InfillServer(LanguageServer):
     """The server and the parts each concern lives in.
 
-    The parts (documents, settings, sessions, status, workspace context, speculation) and the modules behind them
-    are built by `load()`, right after `initialize` is answered rather than before: importing them took a third of
-    the start, and an editor waits for the `initialize` answer before it does anything else (bench/latency/startup.py).
-    Any use of a part before that builds them at once (`__getattr__`), so no caller has to know."""
+    An editor waits for the `initialize` answer before it sends anything else, so the start is ordered around it:
+
+    1. `build_server()` registers the handlers; the parts' modules are not imported yet.
+    2. `initialize` is answered (pygls computes the capabilities from the handlers); `on_initialize` only keeps the
+       params and schedules `load()` in the event loop's next turn, i.e. right after the answer is written.
+    3. `load()` imports and builds the parts (documents, settings, sessions, logging, status, workspace context,
+       speculation, next edit), applies the configuration file and initializationOptions, and ends the garbage
+       collector's pause of the start (lsp_server/startup.py).
+    4. `initialized` (`on_initialized`) pulls the workspace configuration and starts the completion engine.
+
+    A message handled before step 3 (read together with `initialize`) builds the parts first:
+    `InfillProtocol._dispatch` calls `load()` before every handler, which returns at once when they exist. Code that
+    builds a server by hand (tests) calls `load()` itself."""
 
     documents: DocumentStore
     settings_store: SettingsStore
@@ -92,9 +114,6 @@ class InfillServer(LanguageServer):
     workspace_context: WorkspaceContext
     speculation: Speculation
     next_edit: NextEdit
-
-    _PARTS = frozenset(("documents", "settings_store", "sessions", "logging", "status", "workspace_context",
-                        "speculation", "next_edit"))
 
     def __init__(self) -> None:
         super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
@@ -111,28 +130,30 @@ class InfillServer(LanguageServer):
         #: InitializeParams kept for `load()`: the configuration they carry is applied there.
         self._initialize_params: types.InitializeParams | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached when normal lookup fails, i.e. for a part not built yet: no cost once loaded.
-        if name in InfillServer._PARTS and not self.__dict__.get("_loaded", True):
-            self.load()
-            return getattr(self, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
     def load(self) -> None:
-        """Build the parts and apply the configuration file and initializationOptions (a bad value is shown to the
-        user, naming its key, and the defaults stay)."""
+        """Build the parts and apply the initial configuration, once; then end the garbage collector's pause."""
         if self._loaded:
             return
         self._loaded = True
-        from .config import SettingsStore, config_file_path, load_config_file
+        try:
+            self._build_parts()
+            if self._initialize_params is not None:
+                self._apply_initial_configuration(self._initialize_params)
+        finally:
+            from .startup import end_pause
+
+            end_pause()
+
+    def _build_parts(self) -> None:
+        from .config import SettingsStore
         from .documents import DocumentStore
         from .logging_setup import LoggingSetup
         from .next_edit.feature import NextEdit
         from .session import Sessions
         from .speculation import Speculation
         from .status import StatusReporter
-        from .workspace import WorkspaceContext
-        from .workspace import lsp as workspace_lsp
+        from .workspace.provider import WorkspaceContext
+
         self.documents = DocumentStore()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
@@ -146,9 +167,13 @@ class InfillServer(LanguageServer):
         self.next_edit = NextEdit(self.documents, lambda: self.settings, lambda: self.encoding,
                                   lambda: self.workspace_context.folders,
                                   lambda: self.service.engine if self.service is not None else None)
-        params = self._initialize_params
-        if params is None:
-            return
+
+    def _apply_initial_configuration(self, params: types.InitializeParams) -> None:
+        """The configuration file, then initializationOptions (a bad value is shown to the user, naming its key,
+        and the defaults stay), and the workspace folders."""
+        from .config import config_file_path, load_config_file
+        from .workspace import lsp as workspace_lsp
+
         try:
             self.settings_store.update("file", load_config_file(config_file_path()))
         except ConfigError as exc:
@@ -343,8 +368,7 @@ def build_server() -> InfillServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: InfillServer, params: types.InitializeParams) -> None:
-        # The answer is sent when this returns; the parts are built in the loop's next turn, before the next
-        # message is read (a message handled earlier builds them itself: InfillServer.__getattr__).
+        # The answer is written when this returns; the parts are built in the loop's next turn (InfillServer).
         ls._initialize_params = params
         asyncio.get_running_loop().call_soon(ls.load)
 
@@ -355,7 +379,6 @@ def build_server() -> InfillServer:
         from .pipeline import CompletionService
         from .workspace import lsp as workspace_lsp
 
-        ls.load()
         async with ls._config_lock:
             await ls.pull_workspace_configuration()
             ls.configure_logging()

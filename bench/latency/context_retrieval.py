@@ -34,7 +34,8 @@ class Doc:
 
 
 async def run(files: int, requests: int, ranking: str, folder: str) -> dict:
-    from lsp_server.workspace import ContextSettings, CursorInfo, WorkspaceContext
+    from lsp_server.workspace import ContextSettings
+    from lsp_server.workspace.provider import CursorInfo, WorkspaceContext
     from lsp_server.workspace import provider
     from lsp_server.workspace.requests import prompt_lines
 

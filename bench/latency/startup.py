@@ -145,25 +145,42 @@ def spawn(command: list[str], env: dict[str, str], cwd: Path) -> Spawn:
     return Spawn(proc, started)
 
 
-def measure_initialize(command: list[str], env: dict[str, str], cwd: Path, workspace: Path) -> float:
-    """Milliseconds from spawn to the `initialize` response."""
+def cpu_ms(pid: int) -> float | None:
+    """CPU time the process (all its threads) has run so far, from Linux's schedstat (nanoseconds); None elsewhere."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return total / 1e6
+
+
+def measure_initialize(command: list[str], env: dict[str, str], cwd: Path, workspace: Path
+                       ) -> tuple[float, float | None]:
+    """Milliseconds from spawn to the `initialize` response: wall time, and the server's CPU time when it is read
+    (a load on the machine stretches the first, hardly the second; the server's work right after the answer, if any,
+    may be counted in the second while the client reads: an upper bound for such a server)."""
     server = spawn(command, env, cwd)
     try:
         request_id = server.request("initialize", initialize_params(workspace, None))
         response = server.wait_response(request_id, 60.0)
         elapsed = (time.perf_counter() - server.started) * 1000.0
+        cpu = cpu_ms(server.proc.pid)
         if "result" not in response:
             raise RuntimeError(f"initialize failed: {response}")
         server.send({"method": "initialized", "params": {}})
-        return elapsed
+        return elapsed, cpu
     finally:
         server.stop()
 
 
 def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path, workspace: Path,
-                             model: Path) -> tuple[float, float]:
-    """(ms to `initialize`, ms to the first non-empty inline completion) from spawn, the local backend on `model`.
-    The request is invoked at once after didOpen, as a user who opens a file and asks would: it waits for the model."""
+                             model: Path) -> tuple[float, float, float | None]:
+    """(ms to `initialize`, ms to the first non-empty inline completion, the server's CPU ms by then, llama-server's
+    not counted) from spawn, the local backend on `model`. The request is invoked at once after didOpen, as a user
+    who opens a file and asks would: it waits for the model."""
     options = {"completion": {"kind": "local", "model": str(model)}}
     server = spawn(command, env, cwd)
     try:
@@ -183,7 +200,7 @@ def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path,
             response = server.wait_response(request_id, 180.0)
             items = (response.get("result") or {}).get("items") or []
             if items:
-                return initialized, (time.perf_counter() - server.started) * 1000.0
+                return initialized, (time.perf_counter() - server.started) * 1000.0, cpu_ms(server.proc.pid)
         raise TimeoutError("no suggestion within 180 s")
     finally:
         server.stop()
@@ -191,6 +208,10 @@ def measure_first_completion(command: list[str], env: dict[str, str], cwd: Path,
 
 def server_env(root: Path, home: Path) -> dict[str, str]:
     env = dict(os.environ)
+    # The warm-up spawn writes each checkout's bytecode, as an installed package has it. With PYTHONDONTWRITEBYTECODE
+    # (set in some shells and CI jobs) nothing was written and every Infill spawn compiled its own modules again,
+    # tens of milliseconds the bare server (pygls and lsprotocol, compiled at install) never paid.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(PYTHONPATH=str(root), XDG_CONFIG_HOME=str(home / "config"), XDG_STATE_HOME=str(home / "state"),
                XDG_CACHE_HOME=str(home / "cache"), INFILL_CONFIG=str(home / "no-config.toml"))
     return env
@@ -217,37 +238,59 @@ def run(runs: int, python: str, baseline_root: Path | None, first_completion: Pa
     for command, env, cwd in servers.values():  # compile the bytecode once, outside the measurement
         measure_initialize(command, env, cwd, workspace)
     times: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, list[float]] = {name: [] for name in servers}
     completion: dict[str, list[float]] = {}
+    completion_cpu: dict[str, list[float]] = {}
     names = list(servers)
     for i in range(runs):
         order = names if i % 2 == 0 else names[::-1]  # interleaved, alternating, so drift in load cancels
         for name in order:
             command, env, cwd = servers[name]
-            times[name].append(measure_initialize(command, env, cwd, workspace))
+            wall, cpu_time = measure_initialize(command, env, cwd, workspace)
+            times[name].append(wall)
+            if cpu_time is not None:
+                cpu[name].append(cpu_time)
     if first_completion is not None:
         for i in range(runs):
             for name in [n for n in names if n != "bare pygls"][:: 1 if i % 2 == 0 else -1]:
                 command, env, cwd = servers[name]
-                _, first = measure_first_completion(command, env, cwd, workspace, first_completion)
+                _, first, first_cpu = measure_first_completion(command, env, cwd, workspace, first_completion)
                 completion.setdefault(name, []).append(first)
+                if first_cpu is not None:
+                    completion_cpu.setdefault(name, []).append(first_cpu)
     bare = statistics.median(times["bare pygls"])
-    rows = {name: {"initialize_ms": summarize(values), "ratio_to_bare": statistics.median(values) / bare}
-            for name, values in times.items()}
+    rows: dict[str, dict[str, Any]] = {
+        name: {"initialize_ms": summarize(values), "ratio_to_bare": statistics.median(values) / bare}
+        for name, values in times.items()}
+    if all(cpu.values()):
+        bare_cpu = statistics.median(cpu["bare pygls"])
+        for name, values in cpu.items():
+            rows[name]["initialize_cpu_ms"] = summarize(values)
+            rows[name]["cpu_ratio_to_bare"] = statistics.median(values) / bare_cpu
     for name, values in completion.items():
         rows[name]["first_completion_ms"] = summarize(values)
-    return {"runs": runs, "python": python, "servers": rows, "raw_ms": times, "first_completion_raw_ms": completion,
+    for name, values in completion_cpu.items():
+        rows[name]["first_completion_cpu_ms"] = summarize(values)
+    return {"runs": runs, "python": python, "servers": rows, "raw_ms": times, "cpu_raw_ms": cpu,
+            "first_completion_raw_ms": completion, "first_completion_cpu_raw_ms": completion_cpu,
             "first_completion_model": str(first_completion) if first_completion else None}
 
 
 def table(result: dict[str, Any]) -> str:
-    lines = ["| server | initialize median (ms) | min–max | × bare | first completion median (ms) |",
-             "|---|---|---|---|---|"]
+    lines = ["| server | initialize median (ms) | min–max | × bare | CPU to initialize median (ms) | × bare | "
+             "first completion median (ms) |",
+             "|---|---|---|---|---|---|---|"]
     for name, row in result["servers"].items():
         init = row["initialize_ms"]
+        cpu = row.get("initialize_cpu_ms")
         first = row.get("first_completion_ms")
+        cpu_shown = f"{cpu['median']:.0f} | {row['cpu_ratio_to_bare']:.2f}" if cpu else "n/a | n/a"
+        first_cpu = row.get("first_completion_cpu_ms")
         shown = f"{first['median']:.0f}" if first else "n/a"
+        if first_cpu:
+            shown += f" (server CPU {first_cpu['median']:.0f})"
         lines.append(f"| {name} | {init['median']:.0f} | {init['min']:.0f}–{init['max']:.0f} | "
-                     f"{row['ratio_to_bare']:.2f} | {shown} |")
+                     f"{row['ratio_to_bare']:.2f} | {cpu_shown} | {shown} |")
     return "\n".join(lines)
 
 

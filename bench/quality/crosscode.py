@@ -48,7 +48,7 @@ class Workspaces:
         self._by_root: dict[str, Any] = {}
 
     async def get(self, root: str):
-        from lsp_server.workspace import WorkspaceContext
+        from lsp_server.workspace.provider import WorkspaceContext
 
         ws = self._by_root.get(root)
         if ws is None:
@@ -75,7 +75,8 @@ def hit(task: CrossTask, snippets) -> bool:
 
 
 async def retrieval(tasks: list[CrossTask], ranking: str) -> dict[str, Any]:
-    from lsp_server.workspace import ContextSettings, CursorInfo
+    from lsp_server.workspace import ContextSettings
+    from lsp_server.workspace.provider import CursorInfo
     from lsp_server.workspace.requests import prompt_lines
 
     spaces = Workspaces(ContextSettings(ranking=ranking))
@@ -160,7 +161,8 @@ async def cross_file(runner: Runner, tasks: list[CrossTask], condition: str, set
 
 
 async def in_file(runner: Runner, tasks, next_lines: int) -> list[dict[str, Any]]:
-    from lsp_server.workspace import ContextSettings, WorkspaceContext
+    from lsp_server.workspace import ContextSettings
+    from lsp_server.workspace.provider import WorkspaceContext
 
     rows = []
     for task in tasks:

@@ -5,8 +5,11 @@ client by hand. Nothing is printed to stdout in stdio mode (it is the protocol c
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # `infill serve --stdio` runs without an argument parser (lsp_server/cli.py)
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,16 +26,27 @@ def parse_host_port(value: str) -> tuple[str, int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lsp_server.server import main_stdio, main_tcp
+    if not args.tcp:
+        return run_stdio()
+    try:
+        host, port = parse_host_port(args.tcp)
+    except ValueError as exc:
+        print(f"infill serve: {exc}", file=sys.stderr)
+        return 2
+    from lsp_server.server import main_tcp
+    from lsp_server.startup import freeze_and_pause
 
-    if args.tcp:
-        try:
-            host, port = parse_host_port(args.tcp)
-        except ValueError as exc:
-            print(f"infill serve: {exc}", file=sys.stderr)
-            return 2
-        print(f"infill: listening on {host}:{port}", file=sys.stderr)
-        main_tcp(host, port)
-    else:
-        main_stdio()
+    freeze_and_pause()  # no garbage collection until `initialize` is answered (lsp_server/startup.py says why)
+    print(f"infill: listening on {host}:{port}", file=sys.stderr)
+    main_tcp(host, port)
+    return 0
+
+
+def run_stdio() -> int:
+    """`infill serve [--stdio]` (lsp_server/cli.py calls it without parsing arguments)."""
+    from lsp_server.server import main_stdio
+    from lsp_server.startup import freeze_and_pause
+
+    freeze_and_pause()  # no garbage collection until `initialize` is answered (lsp_server/startup.py says why)
+    main_stdio()
     return 0

@@ -91,6 +91,7 @@ class RecordingService:
 
 async def test_a_request_waiting_for_the_config_lock_uses_its_own_document_version(monkeypatch):
     ls = build_server()
+    ls.load()
     monkeypatch.setattr(type(ls), "encoding", property(lambda self: "utf-16"))
     ls.service = RecordingService()
     doc = ls.documents.open("file:///a.py", "abc\n", "python", 1)
@@ -155,6 +156,7 @@ async def test_a_request_answered_from_the_cache_and_superseded_at_once_gets_an_
     # Found by the LSP fuzzer (an InternalError): two requests for a document read in one loop turn, the first
     # served from the cache, was superseded by the second before its answer was sent.
     ls = build_server()
+    ls.load()
     monkeypatch.setattr(type(ls), "encoding", property(lambda self: "utf-16"))
     ls.service = CachedService()
     ls.documents.open("file:///a.py", "abc\n", "python", 1)

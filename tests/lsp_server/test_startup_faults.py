@@ -14,7 +14,8 @@ from lsp_server.config import ServerSettings
 from lsp_server.context import build_context
 from lsp_server.documents import UTF32, Document
 from lsp_server.pipeline import CompletionService
-from lsp_server.workspace import ContextSettings, WorkspaceContext
+from lsp_server.workspace import ContextSettings
+from lsp_server.workspace.provider import WorkspaceContext
 
 from tests.lsp_server.context_doubles import Doc, Generation
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lsp_server.workspace import ContextSettings, CursorInfo, WorkspaceContext
+from lsp_server.workspace import ContextSettings
+from lsp_server.workspace.provider import CursorInfo, WorkspaceContext
 from lsp_server.workspace.lsp import folders_from_initialize, on_did_yank
 
 from tests.lsp_server.context_doubles import Doc

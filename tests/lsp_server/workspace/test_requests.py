@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from engine.prompt import PromptTemplate
 from engine.types import CompletionRequest
-from lsp_server.workspace import ContextSettings, WorkspaceContext
+from lsp_server.workspace import ContextSettings
+from lsp_server.workspace.provider import WorkspaceContext
 from lsp_server.workspace.requests import attach, prompt_lines, warm
 
 from tests.lsp_server.context_doubles import Doc, Generation

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from lsp_server.workspace import ContextSettings, WorkspaceContext
+from lsp_server.workspace import ContextSettings
 from lsp_server.workspace import watch
+from lsp_server.workspace.provider import WorkspaceContext
 from lsp_server.workspace.lsp import register_watchers
 from lsp_server.workspace.scan import EXTENSIONS
 
