@@ -229,10 +229,26 @@ def skipped_ahead(text: str, suffix: str) -> str | None:
     return None
 
 
-def rejoined_later(text: str, line_prefix: str, suffix: str) -> str | None:
+def rejoined_at_limit(text: str, suffix: str) -> str | None:
+    """The text before its last line, when a token or time limit cut the model off inside a line that begins the
+    next line of code below the cursor (indentation included, at least two words): the model had finished the hole
+    and was re-typing the code the user has, and the limit came before the rejoin stop word could match (real-code
+    benchmark, cobra: `rootCmd := …` and `child := &Command{…}`, then `\trootCmd.AddCommand` of the line below
+    `rootCmd.AddCommand(child)`; shown as the first statement only)."""
+    lines = text.split("\n")
+    below = _code_below(suffix, 1)
+    if len(lines) < 2 or not below or len(_WORDS.findall(lines[-1])) < 2 or not below[0].startswith(lines[-1]):
+        return None
+    kept = "\n".join(lines[:-1]).rstrip()
+    return kept if kept.strip() else None
+
+
+def rejoined_later(text: str, line_prefix: str, suffix: str, limited: bool = False) -> str | None:
     """The hole, when the model reached the code below without writing the rejoin stop word: `rejoined_as_body`
-    or `skipped_ahead`."""
+    or `skipped_ahead`, and with `limited` (a token or time limit ended the text) `rejoined_at_limit`."""
     body = rejoined_as_body(text, line_prefix, suffix)
+    if body is None and limited:
+        body = rejoined_at_limit(text, suffix)
     return body if body is not None else skipped_ahead(text, suffix)
 
 

@@ -9,6 +9,8 @@ from lsp_server.postprocess import PostprocessContext, before_cache
 from lsp_server.postprocess.line_mode import (
     skipped_ahead,
     rejoined_as_body,
+    rejoined_at_limit,
+    rejoined_later,
     cut,
     decide,
     model_ended,
@@ -199,3 +201,24 @@ def test_one_statement_keeps_the_lines_of_a_string_it_opens():
     assert shown == '"""Get the style.\n\n    Returns:\n        Style.\n    """'
     # Without the language's delimiters, the first line is all the statement there is.
     assert cut(text, "statement", False, "    ", "", below="    return 1") == '"""Get the style.'
+
+
+BELOW_ADD = "\n\n\trootCmd.AddCommand(child)\n\tbuf := new(bytes.Buffer)\n"
+
+
+@pytest.mark.parametrize("text, suffix, expected", [
+    # cut off inside the line below (cobra): the text before it is the hole
+    ("root := 1\n\tchild := 2\n\trootCmd.AddCommand", BELOW_ADD, "root := 1\n\tchild := 2"),
+    ("root := 1\n\trootCmd.AddCommand(child)", BELOW_ADD, "root := 1"),  # the whole line, no line break yet
+    # one word is no evidence (`this.`, `}`, `return`), another indentation is another line, nothing before it
+    ("root := 1\n\trootCmd", BELOW_ADD, None),
+    ("root := 1\n    rootCmd.AddCommand", BELOW_ADD, None),
+    ("root := 1\n\trootCmd.AddChild", BELOW_ADD, None),
+    ("\n\trootCmd.AddCommand", BELOW_ADD, None),
+    ("root := 1", BELOW_ADD, None),
+])
+def test_rejoined_at_limit(text, suffix, expected):
+    assert rejoined_at_limit(text, suffix) == expected
+    # only a text a limit cut off: a model that stopped by itself ended that line where it wanted
+    assert rejoined_later(text, "\t", suffix, limited=True) == expected
+    assert rejoined_later(text, "\t", suffix, limited=False) is None
