@@ -6,7 +6,7 @@ Three inputs decide it, and they are kept explicit:
    - ``line``: the suggestion finishes the current line (code after the cursor on it, a string or comment, a
      statement that opens no block);
    - ``statement``: an empty line inside a run of code (the line below is code at least as deep), where a line or a
-     few are being added: one statement, with the block it opens;
+     few are being added: one statement, with the block it opens (and the comments that introduce it);
    - ``block``: everything else (after a block opener, in an empty block, before a blank line, at the end of a block
      or of the file), where the model may fill the block; the scope filter limits it.
 2. **Whether the model saw the code after the cursor** (a FIM template, or the backend's native infill): such a
@@ -307,8 +307,19 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
+def _in_block_comment(text: str) -> bool:
+    """The text leaves a `/* … */` comment open (string literals are not understood: a `/*` inside one counts)."""
+    return text.rfind("/*") > text.rfind("*/")
+
+
+def _is_comment(line: str, comment: str | None) -> bool:
+    stripped = line.strip()
+    return bool(comment and stripped.startswith(comment)) or stripped.startswith(("/*", "*/", "* ")) \
+        or stripped == "*"
+
+
 def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None,
-                   strings: tuple[str, ...] = ()) -> str:
+                   strings: tuple[str, ...] = (), comment: str | None = None) -> str:
     """Where the text stops looking like code written at the cursor.
 
     Lines go deeper only after a line that leaves something open (a block opener `:`/`{`, an open bracket, a line
@@ -324,7 +335,11 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
     and broke a SantaCoder one, where the model added an `else:` of its own. The lines of a multi-line string the
     text opens (`strings`: the language's delimiters, a docstring's triple quotes) belong to the line that opened
-    it (the real-code benchmark found docstrings cut to their first line, an unterminated string in the editor)."""
+    it (the real-code benchmark found docstrings cut to their first line, an unterminated string in the editor). So do
+    the lines of a `/* … */` comment it opens; and a statement that is only comments so far (`comment`: the
+    language's line comment) goes on with the code they introduce: a comment alone is not what a user waits for
+    (the real-code benchmark: a model's `// emit the previous buffer …` shown without the statement under it). Comments
+    with no code after them are cut to the first one: the model was writing prose, not code."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
@@ -341,15 +356,27 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
+    block_comments = comment == "//"  # the C family: `/* … */`
+    only_comments = _is_comment(lines[first], comment)  # the statement so far: comment lines only
+    first_comment = first + 1  # the end of the first comment (its line, or its `/* … */`)
     for index in range(first + 1, len(lines)):
         line = lines[index]
-        if strings and opens_multiline_string(strings, "\n".join(lines[first:index])):
-            kept = index + 1  # inside a string the text opened: its line, whatever its indentation
+        so_far = "\n".join(lines[first:index])
+        if (strings and opens_multiline_string(strings, so_far)) or (block_comments and _in_block_comment(so_far)):
+            kept = index + 1  # inside a string or a comment the text opened: its line, whatever its indentation
+            if first_comment == index:
+                first_comment = index + 1
             continue
         if is_blank(line):
             continue
         width = widths[index]
         stripped = line.strip()
+        if only_comments and width == base:
+            only_comments = _is_comment(line, comment)  # the code the comments introduce is the statement
+            previous, header, kept = line, _opens_block(line), index + 1
+            depth = _open_brackets(line)
+            opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
+            continue
         continues = bool(_CONTINUES_EXPRESSION.match(stripped))
         if width > allowed:
             if not (opened or continues) or (body_below and header):
@@ -372,6 +399,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if width < allowed and not opened:
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
+    if only_comments:  # comments and no code after them: the first comment, as a line of its own
+        kept = min(kept, first_comment)
     if body_below and not _opens_block(lines[kept - 1]):
         kept = _through_header(lines, widths, kept, base)
     return "\n".join(lines[:kept]).rstrip()
@@ -402,18 +431,20 @@ def _opens_block(line: str) -> bool:
 
 
 def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str,
-        below: str | None = None, strings: tuple[str, ...] = ()) -> str | None:
+        below: str | None = None, strings: tuple[str, ...] = (), comment: str | None = None) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
-    line of code after the cursor's line; `strings` the language's multi-line string delimiters."""
+    line of code after the cursor's line; `strings` the language's multi-line string delimiters, `comment` its line
+    comment."""
     if ended or mode == "block" or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings) or None
+    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings,
+                          comment=comment) or None
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
     """The filter form of `cut`: the first filter before caching."""
-    strings = default_table().lookup(ctx.language).multiline_strings
+    language = default_table().lookup(ctx.language)
     return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
-               ctx.next_line, strings)
+               ctx.next_line, language.multiline_strings, language.line_comment)

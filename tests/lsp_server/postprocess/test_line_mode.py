@@ -222,3 +222,31 @@ def test_rejoined_at_limit(text, suffix, expected):
     # only a text a limit cut off: a model that stopped by itself ended that line where it wanted
     assert rejoined_later(text, "\t", suffix, limited=True) == expected
     assert rejoined_later(text, "\t", suffix, limited=False) is None
+
+
+@pytest.mark.parametrize("text, shown", [
+    # a comment goes with the code under it (real-code benchmark: `// emit the previous buffer …` shown alone)
+    ("// two\n  c();\n  d();", "// two\n  c();"),
+    ("// two\n  // more\n  if (x) {\n    c();\n  }\n  d();", "// two\n  // more\n  if (x) {\n    c();\n  }"),
+    ("/**\n   * Two.\n   */\n  c();\n  d();", "/**\n   * Two.\n   */\n  c();"),
+    ("/* two */\n  c();\n  d();", "/* two */\n  c();"),
+    # comments and no code after them: the first one
+    ("// one\n  // two\n  // three", "// one"),
+    ("/**\n   * One.\n   */\n  // two", "/**\n   * One.\n   */"),
+    # code first: a comment after it starts the next statement, as before
+    ("c();\n  // two\n  d();", "c();"),
+])
+def test_a_statement_of_comments_goes_on_with_the_code_they_introduce(text, shown):
+    assert cut(text, "statement", False, "  ", "", below="  b();", comment="//") == shown
+    ctx = PostprocessContext(prefix="function f() {\n  a();\n  ", suffix="\n  b();\n}\n", language="javascript",
+                             line_mode="statement")
+    assert before_cache(text, ctx) == shown
+
+
+def test_a_python_comment_goes_with_the_statement_under_it():
+    text = "# the next one\n    y = 2\n    z = 3"
+    assert cut(text, "statement", False, "    ", "", below="    return y", comment="#") == "# the next one\n    y = 2"
+
+
+def test_without_the_languages_comment_syntax_a_comment_line_is_a_statement_like_any_other():
+    assert cut("// two\n  c();\n  d();", "statement", False, "  ", "", below="  b();") == "// two"
