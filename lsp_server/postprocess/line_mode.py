@@ -430,8 +430,75 @@ def _opens_block(line: str) -> bool:
     return line.rstrip().endswith((":", "{"))
 
 
+#: A statement that declares local names: `x := …`, `a, b := …`, `var x =` (Go), `const x =`, `let x: T =` (JS/TS).
+_NAMES = r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+_DECLARES_NAMES = re.compile(r"(?:(?:const|let|var|val|auto)\s+" + _NAMES + r"\s*(?::[^=]*)?=(?!=)|"
+                             + _NAMES + r"\s*:=)")
+#: Python's `x = …`, `a, b = …`, `x: T = …` (in a function: a local; elsewhere an attribute or a global, used anywhere).
+_ASSIGNS_NAMES = re.compile(_NAMES + r"\s*(?::[^=]*)?=(?!=)")
+_DEFINES_DESTRUCTURED = re.compile(r"(?:const|let|var)\s+[{\[]([^}\]=]*)[}\]]\s*(?::[^=]*)?=(?!=)")
+#: `Type name = …;`, `final List<String> names = …;`, `Type name;` (Java, C#, C, TypeScript-free typed locals).
+_DEFINES_TYPED = re.compile(r"(?:final\s+)?[A-Za-z_][\w.]*(?:<[^=;]*>)?(?:\[\])*\s+([A-Za-z_]\w*)\s*(?:=(?!=)|;)")
+_NOT_A_TYPE = frozenset({"return", "throw", "new", "else", "case", "yield", "await", "delete", "typeof", "goto",
+                         "package", "import", "export", "public", "private", "protected", "static", "var", "let",
+                         "const"})
+#: How many statements a definition may take to reach its use (see `_defined_unused`).
+MAX_DEFINITION_STATEMENTS = 3
+
+
+def defined_names(line: str, assignments: bool = False) -> set[str]:
+    """The local names a statement's first line declares (empty for calls, returns, `self.x = …`, `a[i] = …`, and
+    for `x = …` unless `assignments`: a Python function's locals)."""
+    stripped = line.strip()
+    match = _DEFINES_DESTRUCTURED.match(stripped)
+    if match:
+        return {name.split(":")[-1].strip() for name in match.group(1).split(",") if name.strip()} - {""}
+    match = _DECLARES_NAMES.match(stripped) or (_ASSIGNS_NAMES.match(stripped) if assignments else None)
+    if match:
+        names = next(group for group in match.groups() if group)
+        return {name.strip() for name in names.split(",")} - {"_"}
+    match = _DEFINES_TYPED.match(stripped)
+    if match and stripped.split(None, 1)[0] not in _NOT_A_TYPE:
+        return {match.group(1)}
+    return set()
+
+
+def _unused(names: set[str], text: str) -> set[str]:
+    return {name for name in names if not re.search(r"(?<![\w.])" + re.escape(name) + r"\b", text)}
+
+
+def _with_uses(text: str, kept: str, line_prefix: str, scope: str, strings: tuple[str, ...],
+               comment: str | None, assignments: bool) -> str:
+    """`kept` (the first statement of `text`) and the model's next statements at its indentation, while what is
+    kept defines a local name that neither the rest of it nor the code below the cursor (`scope`) uses: a variable
+    is defined to be used, so where the code below never names it, its use is part of what is missing (real-code
+    benchmark: `String action = array.getString(2);` shown alone where the hole went on to its use; a one-line hole
+    `x := f()` above `use(x)` stays one line). At most `MAX_DEFINITION_STATEMENTS` statements."""
+    base = _width(line_prefix + text.split("\n", 1)[0])
+    for _ in range(MAX_DEFINITION_STATEMENTS - 1):
+        lines = kept.split("\n")
+        defined: set[str] = set()
+        for index, line in enumerate(lines):
+            if _width(line_prefix + line if index == 0 else line) == base:
+                defined |= _unused(defined_names(line, assignments), "\n".join(lines[index + 1:]))
+        if not defined or not _unused(defined, scope):
+            return kept
+        rest = text[len(kept):]
+        if not rest.startswith("\n") or not rest.strip():
+            return kept
+        start = rest.lstrip("\n")
+        if is_blank(start.split("\n", 1)[0]) or _width(start) != base:
+            return kept
+        following = _structure_end(start, "", True, None, strings, comment)
+        if not following.strip():
+            return kept
+        kept = kept + rest[:len(rest) - len(start)] + following
+    return kept
+
+
 def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str,
-        below: str | None = None, strings: tuple[str, ...] = (), comment: str | None = None) -> str | None:
+        below: str | None = None, strings: tuple[str, ...] = (), comment: str | None = None,
+        scope: str | None = None, assignments: bool = False) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
     line of code after the cursor's line; `strings` the language's multi-line string delimiters, `comment` its line
     comment."""
@@ -439,12 +506,54 @@ def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: s
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings,
-                          comment=comment) or None
+    kept = _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings,
+                          comment=comment)
+    if mode == "statement" and scope is not None and kept and not (below is not None and _width(below) > _width(
+            line_prefix + text.split("\n", 1)[0])):
+        kept = _with_uses(text, kept, line_prefix, scope, strings, comment, assignments)
+    return kept or None
+
+
+#: The code below the cursor that a definition's use is looked for in: up to the next top-level line.
+SCOPE_LINES = 200
+
+
+def scope_below(suffix_lines: list[str]) -> str:
+    """The lines after the cursor's up to the first one at column 0 (the end of the top-level item the cursor is
+    in; `}` included), at most `SCOPE_LINES`."""
+    out = []
+    for line in suffix_lines[1:SCOPE_LINES + 1]:
+        if line.strip() and not line[0].isspace():
+            out.append(line)
+            break
+        out.append(line)
+    return "\n".join(out)
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
     """The filter form of `cut`: the first filter before caching."""
     language = default_table().lookup(ctx.language)
+    scope = scope_below(ctx.suffix_lines) if ctx.line_mode == "statement" and ctx.line_prefix.strip(" \t") == "" \
+        and ctx.line_prefix else None
+    assignments = scope is not None and ctx.language == "python" and in_python_function(ctx.prefix_lines)
     return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
-               ctx.next_line, language.multiline_strings, language.line_comment)
+               ctx.next_line, language.multiline_strings, language.line_comment, scope, assignments)
+
+
+_PY_HEADER = re.compile(r"(?:async\s+)?(def|class)\b")
+
+
+def in_python_function(prefix_lines: list[str]) -> bool:
+    """The cursor's line (the last of `prefix_lines`) is in a function's body: the nearest enclosing `def`/`class`
+    header above it (each shallower than the last line seen) is a `def`."""
+    level = _width(prefix_lines[-1]) if prefix_lines else 0
+    for line in reversed(prefix_lines[:-1]):
+        if not line.strip() or _width(line) >= level:
+            continue
+        level = _width(line)
+        match = _PY_HEADER.match(line.strip())
+        if match:
+            return match.group(1) == "def"
+        if level == 0:
+            return False
+    return False

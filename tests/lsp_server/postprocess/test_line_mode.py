@@ -13,6 +13,8 @@ from lsp_server.postprocess.line_mode import (
     rejoined_later,
     cut,
     decide,
+    defined_names,
+    in_python_function,
     model_ended,
     rejoin_stop_word,
     request_stop_words,
@@ -250,3 +252,61 @@ def test_a_python_comment_goes_with_the_statement_under_it():
 
 def test_without_the_languages_comment_syntax_a_comment_line_is_a_statement_like_any_other():
     assert cut("// two\n  c();\n  d();", "statement", False, "  ", "", below="  b();") == "// two"
+
+
+@pytest.mark.parametrize("line, assignments, names", [
+    ("x := f()", False, {"x"}), ("a, err := f()", False, {"a", "err"}), ("var n = 2", False, {"n"}),
+    ("const x = 1;", False, {"x"}), ("let total: number = 0;", False, {"total"}), ("const { a, b: c } = o;", False,
+                                                                                  {"a", "c"}),
+    ("String action = array.getString(2);", False, {"action"}), ("final List<String> xs = new ArrayList<>();", False,
+                                                                 {"xs"}),
+    ("int n;", False, {"n"}), ("x = 1", True, {"x"}), ("a, b = pair", True, {"a", "b"}), ("n: int = 0", True, {"n"}),
+    # no declaration: a call, a return, an attribute or an element, a comparison, an assignment outside Python
+    ("foo(x);", False, set()), ("return x;", False, set()), ("throw new E(x);", False, set()),
+    ("self.x = 1", True, set()), ("a[i] = 2", True, set()), ("x == y", True, set()), ("x = 1;", False, set()),
+    ("launchUrl = parser.getLaunchUrl();", False, set()),
+])
+def test_defined_names(line, assignments, names):
+    assert defined_names(line, assignments) == names
+
+
+BRIDGE = ("String action = array.getString(2);\n        String callbackId = array.getString(3);\n"
+          "        String r = jsExec(action, callbackId);\n        log(r);")
+
+
+@pytest.mark.parametrize("text, scope, shown", [
+    # the code below never names what the statement defines: its use is missing too (real-code benchmark, cordova)
+    (BRIDGE, "\n        return r;\n", BRIDGE.rsplit("\n", 1)[0]),
+    # ... at most three statements
+    (BRIDGE.replace("(action, callbackId)", "()"), "\n        return r;\n",
+     BRIDGE.replace("(action, callbackId)", "()").rsplit("\n", 1)[0]),
+    # the code below uses it: one statement, as before
+    (BRIDGE, "\n        return jsExec(action);\n", "String action = array.getString(2);"),
+    # no definition, or its use comes next
+    ("log(1);\n        log(2);", "\n        return r;\n", "log(1);"),
+    ("String a = f();\n        log(a);\n        log(2);", "\n        return r;\n", "String a = f();\n        log(a);"),
+    # a deeper or shallower line is no next statement
+    ("String a = f();\n    }\n    log(2);", "\n        return r;\n", "String a = f();"),
+])
+def test_a_definition_goes_on_to_its_use_when_the_code_below_has_none(text, scope, shown):
+    assert cut(text, "statement", False, "        ", "", below="        return r;", scope=scope) == shown
+    assert cut(text, "statement", False, "        ", "", below="        return r;") == text.split("\n")[0]  # no scope
+    ctx = PostprocessContext(prefix="class A {\n    void f() {\n        x();\n        ", suffix=scope + "    }\n}\n",
+                             language="java", line_mode="statement")
+    assert before_cache(text, ctx) == shown
+
+
+def test_python_assignments_are_definitions_in_a_function_only():
+    text = "total = 0\n        count = 1\n        return total"
+    method = "class A:\n    def f(self):\n        x = 1\n        "
+    body = "class A:\n    x = 1\n    "
+    assert in_python_function(method.split("\n")) and not in_python_function(body.split("\n"))
+    assert not in_python_function("x = 1\n".split("\n"))
+    suffix = "\n        print(x)\n"
+    shown = before_cache(text, PostprocessContext(prefix=method, suffix=suffix, language="python",
+                                                  line_mode="statement"))
+    assert shown == "total = 0\n        count = 1\n        return total"
+    # a class attribute (`self.total` elsewhere): one statement
+    class_text = "total = 0\n    count = 1"
+    assert before_cache(class_text, PostprocessContext(prefix=body, suffix="\n    y = 2\n", language="python",
+                                                       line_mode="statement")) == "total = 0"
