@@ -70,19 +70,22 @@ def inside_code_run(prefix: str, suffix: str, line_prefix: str) -> bool:
     Found by the quality benchmark: a multi-line suggestion here brought the right line followed by more code in 88
     of 618 HumanEval single-line tasks; and the real-code benchmark found the same before a blank line (the last
     assignment of a paragraph shown with three more of the model's), where code follows at the cursor's indentation
-    too. A model that writes the blank line has ended there (`ended_at_blank_line`)."""
+    too. A model that writes the blank line has ended there (`ended_at_blank_line`). So after a header whose body
+    goes on below a blank line at the cursor's indentation: the body is there, its beginning is missing (real-code
+    benchmark: a docstring shown with a statement of the model's after it, above the method's code)."""
     lines = suffix.split("\n", MAX_BLANK_LINES_BELOW + 2)
     if line_prefix.strip() or lines[0].strip() or len(lines) < 2:
         return False
     width = _width(line_prefix)
     if lines[1].strip():
         return _width(lines[1].rstrip("\r")) >= width
-    # After a blank line: the code below and the statement above both at the cursor's indentation (a paragraph of
-    # statements ends here; not the end of a block, and not a cursor left at column 0 inside a deeper body).
+    # After a blank line: the code below at the cursor's indentation, and above it a statement at that indentation
+    # (a paragraph of statements ends here) or the header of that body; not the end of a block, and not a cursor
+    # left at column 0 inside a deeper body.
     below = next((line for line in lines[2:MAX_BLANK_LINES_BELOW + 2] if line.strip()), None)
     above = _last_code_line(prefix)
     return below is not None and above is not None and _width(below.rstrip("\r")) == width \
-        and _width(above) == width and not _opens_block(above)
+        and (_width(above) < width if _opens_block(above) else _width(above) == width)
 
 
 def _last_code_line(prefix: str) -> str | None:

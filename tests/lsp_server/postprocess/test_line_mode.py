@@ -49,6 +49,9 @@ SITUATIONS = [
     ("fn f() {\n    a();\n    ║\n    b();\n}\n", "rust", "statement",
      "let v = xs\n        .iter()\n        .count();\n    c();", "let v = xs\n        .iter()\n        .count();"),
     ("def f():\n    x = 1\n\n    ║\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    # after a header whose body goes on below a blank line: its beginning is missing (a docstring, real-code benchmark)
+    ("def f():\n    ║\n\n    return x\n", "python", "statement", '"""Doc."""\n    y = 2', '"""Doc."""'),
+    ("if (a) {\n  ║\n\n  b();\n}\n", "javascript", "statement", "c();\n  d();", "c();"),
     # ... whose block already has its body below: the statement ends at its opener (HumanEval single-line)
     ("def f(a):\n    x = 1\n║\n        return x\n", "python", "statement",
      "    if a > x:\n        return a\n    return x", "    if a > x:"),
