@@ -466,6 +466,11 @@ def defined_names(line: str, assignments: bool = False) -> set[str]:
     return set()
 
 
+def _declared(text: str, assignments: bool) -> set[str]:
+    """The names the lines of `text` declare (not Python's assignments, which may name a local again)."""
+    return set().union(*(defined_names(line) for line in text.split("\n"))) if not assignments else set()
+
+
 def _unused(names: set[str], text: str) -> set[str]:
     return {name for name in names if not re.search(r"(?<![\w.])" + re.escape(name) + r"\b", text)}
 
@@ -476,7 +481,8 @@ def _with_uses(text: str, kept: str, line_prefix: str, scope: str, strings: tupl
     kept defines a local name that neither the rest of it nor the code below the cursor (`scope`) uses: a variable
     is defined to be used, so where the code below never names it, its use is part of what is missing (real-code
     benchmark: `String action = array.getString(2);` shown alone where the hole went on to its use; a one-line hole
-    `x := f()` above `use(x)` stays one line). At most `MAX_DEFINITION_STATEMENTS` statements."""
+    `x := f()` above `use(x)` stays one line). At most `MAX_DEFINITION_STATEMENTS` statements, and none that
+    declares a name the text has declared already (invalid code: a model repeating itself)."""
     base = _width(line_prefix + text.split("\n", 1)[0])
     for _ in range(MAX_DEFINITION_STATEMENTS - 1):
         lines = kept.split("\n")
@@ -493,8 +499,8 @@ def _with_uses(text: str, kept: str, line_prefix: str, scope: str, strings: tupl
         if is_blank(start.split("\n", 1)[0]) or _width(start) != base:
             return kept
         following = _structure_end(start, "", True, None, strings, comment)
-        if not following.strip():
-            return kept
+        if not following.strip() or defined_names(following.split("\n", 1)[0]) & _declared(kept, assignments):
+            return kept  # nothing, or a second declaration of a name the text has declared: not valid code
         kept = kept + rest[:len(rest) - len(start)] + following
     return kept
 

@@ -288,6 +288,9 @@ BRIDGE = ("String action = array.getString(2);\n        String callbackId = arra
     # no definition, or its use comes next
     ("log(1);\n        log(2);", "\n        return r;\n", "log(1);"),
     ("String a = f();\n        log(a);\n        log(2);", "\n        return r;\n", "String a = f();\n        log(a);"),
+    # a second declaration of a declared name is a model repeating itself (invalid code): not kept
+    ("String url = s.get();\n        String url = url.trim();\n        log(url);", "\n        return r;\n",
+     "String url = s.get();"),
     # a deeper or shallower line is no next statement
     ("String a = f();\n    }\n    log(2);", "\n        return r;\n", "String a = f();"),
 ])
