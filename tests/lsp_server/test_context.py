@@ -95,8 +95,8 @@ def test_a_window_from_the_documents_start_is_parsed_as_it_is():
     """A module docstring's prose at column 0 is no code to start the window at (requests/sessions.py)."""
     if not has_grammar("python"):
         pytest.skip("tree-sitter grammar for python is not installed")
-    prefix = ('"""\nrequests.sessions\n~~~~~~~~~~~~~~~~~\n\nThis module provides a Session object.\n"""\nimport os\n\n\n'
-              "def merge(a, b):\n    merged = dict(a)\n    merged.update(")
+    prefix = ('"""\nrequests.sessions\n~~~~~~~~~~~~~~~~~\n\nThis module provides a Session object.\n"""\n'
+              "import os\n\n\ndef merge(a, b):\n    merged = dict(a)\n    merged.update(")
     suffix = '\n    return merged\n\n\ndef g():\n    """G."""\n'
     assert multiline_from_syntax("python", prefix, suffix) is True
 
