@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
 from engine.errors import DeadlineExceeded
-from engine.types import Completion, CompletionOptions, CompletionRequest
+from engine.types import Completion, CompletionOptions, CompletionRequest, StopReason
 
 from . import postprocess
 from .cache import CompletionCache
@@ -262,7 +262,8 @@ class CompletionService:
                                           ctx.suffix)
             rejoined = line_mode.rejoined(completion.stop_reason, completion.stop_word, ctx.suffix)
             text = completion.text
-            hole = None if rejoined else line_mode.rejoined_later(text, ctx.line_prefix, ctx.suffix)
+            limited = completion.stop_reason in (StopReason.TOKEN_LIMIT, StopReason.TIME_BUDGET)
+            hole = None if rejoined else line_mode.rejoined_later(text, ctx.line_prefix, ctx.suffix, limited)
             if hole is not None:
                 text, ended, rejoined = hole, True, True
             kept = self.post.before_cache(text, ctx, ended, rejoined)

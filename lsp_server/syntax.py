@@ -90,6 +90,30 @@ def _error_opens_block(node: Any, cursor_byte: int, source: bytes) -> bool:
                for child in node.children)
 
 
+#: A line that does not start code: inside a comment or a string (`* text`, `// text`, a docstring's quotes), or a
+#: closer (`}`, `end`).
+_NOT_CODE_START = re.compile(r"\s*(?:[*#]|//|/\*|--|\"\"\"|\'\'\'|[)\]}]|end\b|$)")
+
+
+def _from_shallowest_code(lines: list[str]) -> list[str]:
+    """The window's lines from the first one that starts code at the shallowest indentation of such lines (the
+    cursor's line, the last, aside): a window cut at a fixed count of lines may begin inside a docstring or a
+    comment, which turns the parse inside out (real-code benchmark: rich's `StyleStack.current`, an empty method
+    body after `def …:`, parsed as the inside of a string, so a docstring got one line). The enclosing constructs'
+    headers are shallower than the code in them, so the window keeps them where it can. Not for a window that
+    begins at the document's start: a module docstring's prose at column 0 would be taken for code there."""
+    best, width = 0, None
+    for index, line in enumerate(lines[:-1]):
+        if _NOT_CODE_START.match(line):
+            continue
+        indent = len(line) - len(line.lstrip(" \t"))
+        if width is None or indent < width:
+            best, width = index, indent
+            if indent == 0:
+                break
+    return lines[best:]
+
+
 def multiline_from_syntax(language_id: str, prefix: str, suffix: str) -> bool | None:
     """True/False from the tree at the cursor; None when no grammar is installed for the language.
 
@@ -99,7 +123,9 @@ def multiline_from_syntax(language_id: str, prefix: str, suffix: str) -> bool | 
     if parser is None:
         return None
     line_prefix = prefix.rsplit("\n", 1)[-1].rstrip("\r")
-    head = "\n".join(prefix.split("\n")[-PREFIX_LINES:])
+    lines = prefix.split("\n")
+    # From the document's start the parse is exact; a window cut out of it starts at code (`_from_shallowest_code`).
+    head = "\n".join(_from_shallowest_code(lines[-PREFIX_LINES:]) if len(lines) > PREFIX_LINES else lines)
     tail = "\n".join(suffix.split("\n")[:SUFFIX_LINES])
     source = (head + tail).encode("utf-8", "surrogatepass")  # lone surrogates: 3 bytes, as counted below
     cursor_byte = len(head.encode("utf-8", "surrogatepass"))

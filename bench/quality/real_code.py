@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import random
 import re
 import statistics
@@ -337,7 +338,11 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
     from lsp_server.context import build_context
     from lsp_server.documents import Document
     from lsp_server.pipeline import CompletionService
+    from lsp_server.postprocess import parse_clean
 
+    # The parse-clean cut keeps an item whole past its time budget: on a loaded machine that changed replayed
+    # suggestions from run to run (a list literal cut to its first line or not). Scores are not to depend on load.
+    budget, parse_clean.BUDGET_MS = parse_clean.BUDGET_MS, math.inf
     engine = ReplayEngine()
     service = CompletionService(parse_settings({"temperature": 0.0, "cache_size": 0}),
                                 engine_factory=lambda config, on_status=None: engine)
@@ -368,6 +373,7 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
             out.append({**row, "ours": ours, "recorded_ours": row.get("ours", {}).get("text")})
     finally:
         await service.close()
+        parse_clean.BUDGET_MS = budget
     return out
 
 

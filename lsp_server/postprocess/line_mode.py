@@ -6,7 +6,7 @@ Three inputs decide it, and they are kept explicit:
    - ``line``: the suggestion finishes the current line (code after the cursor on it, a string or comment, a
      statement that opens no block);
    - ``statement``: an empty line inside a run of code (the line below is code at least as deep), where a line or a
-     few are being added: one statement, with the block it opens;
+     few are being added: one statement, with the block it opens (and the comments that introduce it);
    - ``block``: everything else (after a block opener, in an empty block, before a blank line, at the end of a block
      or of the file), where the model may fill the block; the scope filter limits it.
 2. **Whether the model saw the code after the cursor** (a FIM template, or the backend's native infill): such a
@@ -70,19 +70,22 @@ def inside_code_run(prefix: str, suffix: str, line_prefix: str) -> bool:
     Found by the quality benchmark: a multi-line suggestion here brought the right line followed by more code in 88
     of 618 HumanEval single-line tasks; and the real-code benchmark found the same before a blank line (the last
     assignment of a paragraph shown with three more of the model's), where code follows at the cursor's indentation
-    too. A model that writes the blank line has ended there (`ended_at_blank_line`)."""
+    too. A model that writes the blank line has ended there (`ended_at_blank_line`). So after a header whose body
+    goes on below a blank line at the cursor's indentation: the body is there, its beginning is missing (real-code
+    benchmark: a docstring shown with a statement of the model's after it, above the method's code)."""
     lines = suffix.split("\n", MAX_BLANK_LINES_BELOW + 2)
     if line_prefix.strip() or lines[0].strip() or len(lines) < 2:
         return False
     width = _width(line_prefix)
     if lines[1].strip():
         return _width(lines[1].rstrip("\r")) >= width
-    # After a blank line: the code below and the statement above both at the cursor's indentation (a paragraph of
-    # statements ends here; not the end of a block, and not a cursor left at column 0 inside a deeper body).
+    # After a blank line: the code below at the cursor's indentation, and above it a statement at that indentation
+    # (a paragraph of statements ends here) or the header of that body; not the end of a block, and not a cursor
+    # left at column 0 inside a deeper body.
     below = next((line for line in lines[2:MAX_BLANK_LINES_BELOW + 2] if line.strip()), None)
     above = _last_code_line(prefix)
     return below is not None and above is not None and _width(below.rstrip("\r")) == width \
-        and _width(above) == width and not _opens_block(above)
+        and (_width(above) < width if _opens_block(above) else _width(above) == width)
 
 
 def _last_code_line(prefix: str) -> str | None:
@@ -229,10 +232,26 @@ def skipped_ahead(text: str, suffix: str) -> str | None:
     return None
 
 
-def rejoined_later(text: str, line_prefix: str, suffix: str) -> str | None:
+def rejoined_at_limit(text: str, suffix: str) -> str | None:
+    """The text before its last line, when a token or time limit cut the model off inside a line that begins the
+    next line of code below the cursor (indentation included, at least two words): the model had finished the hole
+    and was re-typing the code the user has, and the limit came before the rejoin stop word could match (real-code
+    benchmark, cobra: `rootCmd := …` and `child := &Command{…}`, then `\trootCmd.AddCommand` of the line below
+    `rootCmd.AddCommand(child)`; shown as the first statement only)."""
+    lines = text.split("\n")
+    below = _code_below(suffix, 1)
+    if len(lines) < 2 or not below or len(_WORDS.findall(lines[-1])) < 2 or not below[0].startswith(lines[-1]):
+        return None
+    kept = "\n".join(lines[:-1]).rstrip()
+    return kept if kept.strip() else None
+
+
+def rejoined_later(text: str, line_prefix: str, suffix: str, limited: bool = False) -> str | None:
     """The hole, when the model reached the code below without writing the rejoin stop word: `rejoined_as_body`
-    or `skipped_ahead`."""
+    or `skipped_ahead`, and with `limited` (a token or time limit ended the text) `rejoined_at_limit`."""
     body = rejoined_as_body(text, line_prefix, suffix)
+    if body is None and limited:
+        body = rejoined_at_limit(text, suffix)
     return body if body is not None else skipped_ahead(text, suffix)
 
 
@@ -291,8 +310,19 @@ def _open_brackets(line: str) -> int:
     return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
 
 
+def _in_block_comment(text: str) -> bool:
+    """The text leaves a `/* … */` comment open (string literals are not understood: a `/*` inside one counts)."""
+    return text.rfind("/*") > text.rfind("*/")
+
+
+def _is_comment(line: str, comment: str | None) -> bool:
+    stripped = line.strip()
+    return bool(comment and stripped.startswith(comment)) or stripped.startswith(("/*", "*/", "* ")) \
+        or stripped == "*"
+
+
 def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str | None = None,
-                   strings: tuple[str, ...] = ()) -> str:
+                   strings: tuple[str, ...] = (), comment: str | None = None) -> str:
     """Where the text stops looking like code written at the cursor.
 
     Lines go deeper only after a line that leaves something open (a block opener `:`/`{`, an open bracket, a line
@@ -308,7 +338,11 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     enclosing statement written one level out (`else:`) is not kept: tried, it fixed one HumanEval multi-line task
     and broke a SantaCoder one, where the model added an `else:` of its own. The lines of a multi-line string the
     text opens (`strings`: the language's delimiters, a docstring's triple quotes) belong to the line that opened
-    it (the real-code benchmark found docstrings cut to their first line, an unterminated string in the editor)."""
+    it (the real-code benchmark found docstrings cut to their first line, an unterminated string in the editor). So do
+    the lines of a `/* … */` comment it opens; and a statement that is only comments so far (`comment`: the
+    language's line comment) goes on with the code they introduce: a comment alone is not what a user waits for
+    (the real-code benchmark: a model's `// emit the previous buffer …` shown without the statement under it). Comments
+    with no code after them are cut to the first one: the model was writing prose, not code."""
     lines = text.split("\n")
     widths = [_width(line_prefix + lines[0])] + [_width(line) for line in lines[1:]]
     first = next((i for i, line in enumerate(lines) if not is_blank(line)), None)
@@ -325,15 +359,27 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     # the statement is in (HumanEval multi-line: `4: "Four",`, then `5: "Five",` … inside a dict).
     previous = lines[first]
     header = _opens_block(lines[first])
+    block_comments = comment == "//"  # the C family: `/* … */`
+    only_comments = _is_comment(lines[first], comment)  # the statement so far: comment lines only
+    first_comment = first + 1  # the end of the first comment (its line, or its `/* … */`)
     for index in range(first + 1, len(lines)):
         line = lines[index]
-        if strings and opens_multiline_string(strings, "\n".join(lines[first:index])):
-            kept = index + 1  # inside a string the text opened: its line, whatever its indentation
+        so_far = "\n".join(lines[first:index])
+        if (strings and opens_multiline_string(strings, so_far)) or (block_comments and _in_block_comment(so_far)):
+            kept = index + 1  # inside a string or a comment the text opened: its line, whatever its indentation
+            if first_comment == index:
+                first_comment = index + 1
             continue
         if is_blank(line):
             continue
         width = widths[index]
         stripped = line.strip()
+        if only_comments and width == base:
+            only_comments = _is_comment(line, comment)  # the code the comments introduce is the statement
+            previous, header, kept = line, _opens_block(line), index + 1
+            depth = _open_brackets(line)
+            opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
+            continue
         continues = bool(_CONTINUES_EXPRESSION.match(stripped))
         if width > allowed:
             if not (opened or continues) or (body_below and header):
@@ -356,6 +402,8 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if width < allowed and not opened:
             allowed = max(width, base if one_statement else 0)
         kept = index + 1
+    if only_comments:  # comments and no code after them: the first comment, as a line of its own
+        kept = min(kept, first_comment)
     if body_below and not _opens_block(lines[kept - 1]):
         kept = _through_header(lines, widths, kept, base)
     return "\n".join(lines[:kept]).rstrip()
@@ -385,19 +433,136 @@ def _opens_block(line: str) -> bool:
     return line.rstrip().endswith((":", "{"))
 
 
+#: A statement that declares local names: `x := …`, `a, b := …`, `var x =` (Go), `const x =`, `let x: T =` (JS/TS).
+_NAMES = r"([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)"
+_DECLARES_NAMES = re.compile(r"(?:(?:const|let|var|val|auto)\s+" + _NAMES + r"\s*(?::[^=]*)?=(?!=)|"
+                             + _NAMES + r"\s*:=)")
+#: Python's `x = …`, `a, b = …`, `x: T = …` (in a function: a local; elsewhere an attribute or a global, used anywhere).
+_ASSIGNS_NAMES = re.compile(_NAMES + r"\s*(?::[^=]*)?=(?!=)")
+_DEFINES_DESTRUCTURED = re.compile(r"(?:const|let|var)\s+[{\[]([^}\]=]*)[}\]]\s*(?::[^=]*)?=(?!=)")
+#: `Type name = …;`, `final List<String> names = …;`, `Type name;` (Java, C#, C, TypeScript-free typed locals).
+_DEFINES_TYPED = re.compile(r"(?:final\s+)?[A-Za-z_][\w.]*(?:<[^=;]*>)?(?:\[\])*\s+([A-Za-z_]\w*)\s*(?:=(?!=)|;)")
+_NOT_A_TYPE = frozenset({"return", "throw", "new", "else", "case", "yield", "await", "delete", "typeof", "goto",
+                         "package", "import", "export", "public", "private", "protected", "static", "var", "let",
+                         "const"})
+#: How many statements a definition may take to reach its use (see `_defined_unused`).
+MAX_DEFINITION_STATEMENTS = 3
+
+
+def defined_names(line: str, assignments: bool = False) -> set[str]:
+    """The local names a statement's first line declares (empty for calls, returns, `self.x = …`, `a[i] = …`, and
+    for `x = …` unless `assignments`: a Python function's locals)."""
+    stripped = line.strip()
+    match = _DEFINES_DESTRUCTURED.match(stripped)
+    if match:
+        return {name.split(":")[-1].strip() for name in match.group(1).split(",") if name.strip()} - {""}
+    match = _DECLARES_NAMES.match(stripped) or (_ASSIGNS_NAMES.match(stripped) if assignments else None)
+    if match:
+        names = next(group for group in match.groups() if group)
+        return {name.strip() for name in names.split(",")} - {"_"}
+    match = _DEFINES_TYPED.match(stripped)
+    if match and stripped.split(None, 1)[0] not in _NOT_A_TYPE:
+        return {match.group(1)}
+    return set()
+
+
+def _declared(text: str, assignments: bool) -> set[str]:
+    """The names the lines of `text` declare (not Python's assignments, which may name a local again)."""
+    return set().union(*(defined_names(line) for line in text.split("\n"))) if not assignments else set()
+
+
+def _unused(names: set[str], text: str) -> set[str]:
+    return {name for name in names if not re.search(r"(?<![\w.])" + re.escape(name) + r"\b", text)}
+
+
+def _with_uses(text: str, kept: str, line_prefix: str, scope: str, strings: tuple[str, ...],
+               comment: str | None, assignments: bool) -> str:
+    """`kept` (the first statement of `text`) and the model's next statements at its indentation, while what is
+    kept defines a local name that neither the rest of it nor the code below the cursor (`scope`) uses: a variable
+    is defined to be used, so where the code below never names it, its use is part of what is missing (real-code
+    benchmark: `String action = array.getString(2);` shown alone where the hole went on to its use; a one-line hole
+    `x := f()` above `use(x)` stays one line). At most `MAX_DEFINITION_STATEMENTS` statements, and none that
+    declares a name the text has declared already (invalid code: a model repeating itself)."""
+    base = _width(line_prefix + text.split("\n", 1)[0])
+    for _ in range(MAX_DEFINITION_STATEMENTS - 1):
+        lines = kept.split("\n")
+        defined: set[str] = set()
+        for index, line in enumerate(lines):
+            if _width(line_prefix + line if index == 0 else line) == base:
+                defined |= _unused(defined_names(line, assignments), "\n".join(lines[index + 1:]))
+        if not defined or not _unused(defined, scope):
+            return kept
+        rest = text[len(kept):]
+        if not rest.startswith("\n") or not rest.strip():
+            return kept
+        start = rest.lstrip("\n")
+        if is_blank(start.split("\n", 1)[0]) or _width(start) != base:
+            return kept
+        following = _structure_end(start, "", True, None, strings, comment)
+        if not following.strip() or defined_names(following.split("\n", 1)[0]) & _declared(kept, assignments):
+            return kept  # nothing, or a second declaration of a name the text has declared: not valid code
+        kept = kept + rest[:len(rest) - len(start)] + following
+    return kept
+
+
 def cut(text: str, mode: LineMode, ended: bool, line_prefix: str, line_suffix: str,
-        below: str | None = None, strings: tuple[str, ...] = ()) -> str | None:
+        below: str | None = None, strings: tuple[str, ...] = (), comment: str | None = None,
+        scope: str | None = None, assignments: bool = False) -> str | None:
     """The situation's rule, for a model that did not end by itself (see the module docstring). `below` is the next
-    line of code after the cursor's line; `strings` the language's multi-line string delimiters."""
+    line of code after the cursor's line; `strings` the language's multi-line string delimiters, `comment` its line
+    comment."""
     if ended or mode == "block" or "\n" not in text:
         return text
     if mode == "line":
         return _first_line(text, line_suffix)
-    return _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings) or None
+    kept = _structure_end(text, line_prefix, one_statement=mode == "statement", below=below, strings=strings,
+                          comment=comment)
+    if mode == "statement" and scope is not None and kept and not (below is not None and _width(below) > _width(
+            line_prefix + text.split("\n", 1)[0])):
+        kept = _with_uses(text, kept, line_prefix, scope, strings, comment, assignments)
+    return kept or None
+
+
+#: The code below the cursor that a definition's use is looked for in: up to the next top-level line.
+SCOPE_LINES = 200
+
+
+def scope_below(suffix_lines: list[str]) -> str:
+    """The lines after the cursor's up to the first one at column 0 (the end of the top-level item the cursor is
+    in; `}` included), at most `SCOPE_LINES`."""
+    out = []
+    for line in suffix_lines[1:SCOPE_LINES + 1]:
+        if line.strip() and not line[0].isspace():
+            out.append(line)
+            break
+        out.append(line)
+    return "\n".join(out)
 
 
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
     """The filter form of `cut`: the first filter before caching."""
-    strings = default_table().lookup(ctx.language).multiline_strings
+    language = default_table().lookup(ctx.language)
+    scope = scope_below(ctx.suffix_lines) if ctx.line_mode == "statement" and ctx.line_prefix.strip(" \t") == "" \
+        and ctx.line_prefix else None
+    assignments = scope is not None and ctx.language == "python" and in_python_function(ctx.prefix_lines)
     return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
-               ctx.next_line, strings)
+               ctx.next_line, language.multiline_strings, language.line_comment, scope, assignments)
+
+
+_PY_HEADER = re.compile(r"(?:async\s+)?(def|class)\b")
+
+
+def in_python_function(prefix_lines: list[str]) -> bool:
+    """The cursor's line (the last of `prefix_lines`) is in a function's body: the nearest enclosing `def`/`class`
+    header above it (each shallower than the last line seen) is a `def`."""
+    level = _width(prefix_lines[-1]) if prefix_lines else 0
+    for line in reversed(prefix_lines[:-1]):
+        if not line.strip() or _width(line) >= level:
+            continue
+        level = _width(line)
+        match = _PY_HEADER.match(line.strip())
+        if match:
+            return match.group(1) == "def"
+        if level == 0:
+            return False
+    return False

@@ -73,6 +73,23 @@ def test_replay_runs_todays_pipeline_over_recorded_texts(tmp_path):
     assert json.loads(output.read_text())["rows"][0]["ours"]["text"] == ""  # the unhealed answer: a line break
 
 
+@needs_grammars
+def test_replay_does_not_depend_on_the_machines_load(monkeypatch):
+    """The parse-clean cut gives up past its time budget; a replay on a loaded machine must cut all the same."""
+    from lsp_server.postprocess import parse_clean
+
+    prefix = "def render(text):\n    if isinstance(text, str):\n        return text\n    "
+    suffix = "\n    elif isinstance(text, Text):\n        return text.plain\n    return None\n"
+    row = {"language": "python", "kind": "block", "position": "indent", "path": "a.py", "line": 4, "task_id": "a",
+           "prefix": prefix, "middle": "x", "suffix": suffix, "ours": {"text": ""},
+           "raw": {"text": "if not text:\n        return ''\n    else:\n        return str(text)",
+                   "stop_reason": "end_of_stream"}}
+    monkeypatch.setattr(parse_clean, "BUDGET_MS", -1.0)  # a machine so loaded that every parse is over budget
+    replayed = asyncio.run(rc.replay_rows([row]))
+    assert replayed[0]["ours"]["text"] == "if not text:\n        return ''"
+    assert parse_clean.BUDGET_MS == -1.0  # the server's budget is left as it was
+
+
 @pytest.mark.llama_server
 @needs_grammars
 def test_smoke_run_with_the_tiny_model(llama_server_binary: str, tiny_model: Path, tmp_path):

@@ -79,6 +79,28 @@ def test_other_grammars(language, prefix, suffix, expected):
     assert multiline_from_syntax(language, prefix, suffix) is expected
 
 
+def test_a_window_that_would_begin_inside_a_docstring_begins_at_code():
+    """The parsed window is the last lines of the prefix; cut at a fixed count it began inside a long docstring,
+    which parsed the code after it as a string (rich's `StyleStack.current`: an empty method body was no block)."""
+    if not has_grammar("python"):
+        pytest.skip("tree-sitter grammar for python is not installed")
+    docstring = '    def f(self):\n        """Doc.\n\n' + "        More prose.\n" * 160 + '        """\n'
+    prefix = "class A:\n" + docstring + '        return 1\n\n    def g(self):\n        """G."""\n        return 2\n\n' \
+        "    @property\n    def current(self) -> int:\n        "
+    suffix = '\n\n    def push(self):\n        """Push."""\n        pass\n'
+    assert multiline_from_syntax("python", prefix, suffix) is True
+
+
+def test_a_window_from_the_documents_start_is_parsed_as_it_is():
+    """A module docstring's prose at column 0 is no code to start the window at (requests/sessions.py)."""
+    if not has_grammar("python"):
+        pytest.skip("tree-sitter grammar for python is not installed")
+    prefix = ('"""\nrequests.sessions\n~~~~~~~~~~~~~~~~~\n\nThis module provides a Session object.\n"""\n'
+              "import os\n\n\ndef merge(a, b):\n    merged = dict(a)\n    merged.update(")
+    suffix = '\n    return merged\n\n\ndef g():\n    """G."""\n'
+    assert multiline_from_syntax("python", prefix, suffix) is True
+
+
 def test_unknown_language_uses_indentation():
     assert multiline_from_syntax("cobol", "x", "") is None
     assert multiline_from_indentation("    ") is True

@@ -82,6 +82,15 @@ async def test_any_model_that_reaches_the_code_below_keeps_what_came_before():
     assert text == "y = x + 1\n    y *= 2"
 
 
+async def test_a_model_cut_off_while_it_retypes_the_code_below_keeps_what_came_before():
+    # cobra (real-code benchmark): the token limit came inside the line below, before the rejoin stop word matched.
+    chunks = ["y = x + 1\n    y *= 2", "\n    return"]
+    text, _, _ = await shown(chunks + [" y"], None, True)
+    assert text == "y = x + 1\n    y *= 2"
+    text, _, _ = await shown(chunks, None, True)  # one word of it: no evidence, the statement rule cuts
+    assert text == "y = x + 1"
+
+
 FIB = "def fib(n):\n    if n == 0:\n\n        return 1\n    return fib(n - 1) + fib(n - 2)\n"
 
 

@@ -9,8 +9,12 @@ from lsp_server.postprocess import PostprocessContext, before_cache
 from lsp_server.postprocess.line_mode import (
     skipped_ahead,
     rejoined_as_body,
+    rejoined_at_limit,
+    rejoined_later,
     cut,
     decide,
+    defined_names,
+    in_python_function,
     model_ended,
     rejoin_stop_word,
     request_stop_words,
@@ -45,6 +49,9 @@ SITUATIONS = [
     ("fn f() {\n    a();\n    ║\n    b();\n}\n", "rust", "statement",
      "let v = xs\n        .iter()\n        .count();\n    c();", "let v = xs\n        .iter()\n        .count();"),
     ("def f():\n    x = 1\n\n    ║\n    return x\n", "python", "statement", "y = 2\n    z = 3", "y = 2"),
+    # after a header whose body goes on below a blank line: its beginning is missing (a docstring, real-code benchmark)
+    ("def f():\n    ║\n\n    return x\n", "python", "statement", '"""Doc."""\n    y = 2', '"""Doc."""'),
+    ("if (a) {\n  ║\n\n  b();\n}\n", "javascript", "statement", "c();\n  d();", "c();"),
     # ... whose block already has its body below: the statement ends at its opener (HumanEval single-line)
     ("def f(a):\n    x = 1\n║\n        return x\n", "python", "statement",
      "    if a > x:\n        return a\n    return x", "    if a > x:"),
@@ -199,3 +206,113 @@ def test_one_statement_keeps_the_lines_of_a_string_it_opens():
     assert shown == '"""Get the style.\n\n    Returns:\n        Style.\n    """'
     # Without the language's delimiters, the first line is all the statement there is.
     assert cut(text, "statement", False, "    ", "", below="    return 1") == '"""Get the style.'
+
+
+BELOW_ADD = "\n\n\trootCmd.AddCommand(child)\n\tbuf := new(bytes.Buffer)\n"
+
+
+@pytest.mark.parametrize("text, suffix, expected", [
+    # cut off inside the line below (cobra): the text before it is the hole
+    ("root := 1\n\tchild := 2\n\trootCmd.AddCommand", BELOW_ADD, "root := 1\n\tchild := 2"),
+    ("root := 1\n\trootCmd.AddCommand(child)", BELOW_ADD, "root := 1"),  # the whole line, no line break yet
+    # one word is no evidence (`this.`, `}`, `return`), another indentation is another line, nothing before it
+    ("root := 1\n\trootCmd", BELOW_ADD, None),
+    ("root := 1\n    rootCmd.AddCommand", BELOW_ADD, None),
+    ("root := 1\n\trootCmd.AddChild", BELOW_ADD, None),
+    ("\n\trootCmd.AddCommand", BELOW_ADD, None),
+    ("root := 1", BELOW_ADD, None),
+])
+def test_rejoined_at_limit(text, suffix, expected):
+    assert rejoined_at_limit(text, suffix) == expected
+    # only a text a limit cut off: a model that stopped by itself ended that line where it wanted
+    assert rejoined_later(text, "\t", suffix, limited=True) == expected
+    assert rejoined_later(text, "\t", suffix, limited=False) is None
+
+
+@pytest.mark.parametrize("text, shown", [
+    # a comment goes with the code under it (real-code benchmark: `// emit the previous buffer …` shown alone)
+    ("// two\n  c();\n  d();", "// two\n  c();"),
+    ("// two\n  // more\n  if (x) {\n    c();\n  }\n  d();", "// two\n  // more\n  if (x) {\n    c();\n  }"),
+    ("/**\n   * Two.\n   */\n  c();\n  d();", "/**\n   * Two.\n   */\n  c();"),
+    ("/* two */\n  c();\n  d();", "/* two */\n  c();"),
+    # comments and no code after them: the first one
+    ("// one\n  // two\n  // three", "// one"),
+    ("/**\n   * One.\n   */\n  // two", "/**\n   * One.\n   */"),
+    # code first: a comment after it starts the next statement, as before
+    ("c();\n  // two\n  d();", "c();"),
+])
+def test_a_statement_of_comments_goes_on_with_the_code_they_introduce(text, shown):
+    assert cut(text, "statement", False, "  ", "", below="  b();", comment="//") == shown
+    ctx = PostprocessContext(prefix="function f() {\n  a();\n  ", suffix="\n  b();\n}\n", language="javascript",
+                             line_mode="statement")
+    assert before_cache(text, ctx) == shown
+
+
+def test_a_python_comment_goes_with_the_statement_under_it():
+    text = "# the next one\n    y = 2\n    z = 3"
+    assert cut(text, "statement", False, "    ", "", below="    return y", comment="#") == "# the next one\n    y = 2"
+
+
+def test_without_the_languages_comment_syntax_a_comment_line_is_a_statement_like_any_other():
+    assert cut("// two\n  c();\n  d();", "statement", False, "  ", "", below="  b();") == "// two"
+
+
+@pytest.mark.parametrize("line, assignments, names", [
+    ("x := f()", False, {"x"}), ("a, err := f()", False, {"a", "err"}), ("var n = 2", False, {"n"}),
+    ("const x = 1;", False, {"x"}), ("let total: number = 0;", False, {"total"}), ("const { a, b: c } = o;", False,
+                                                                                  {"a", "c"}),
+    ("String action = array.getString(2);", False, {"action"}), ("final List<String> xs = new ArrayList<>();", False,
+                                                                 {"xs"}),
+    ("int n;", False, {"n"}), ("x = 1", True, {"x"}), ("a, b = pair", True, {"a", "b"}), ("n: int = 0", True, {"n"}),
+    # no declaration: a call, a return, an attribute or an element, a comparison, an assignment outside Python
+    ("foo(x);", False, set()), ("return x;", False, set()), ("throw new E(x);", False, set()),
+    ("self.x = 1", True, set()), ("a[i] = 2", True, set()), ("x == y", True, set()), ("x = 1;", False, set()),
+    ("launchUrl = parser.getLaunchUrl();", False, set()),
+])
+def test_defined_names(line, assignments, names):
+    assert defined_names(line, assignments) == names
+
+
+BRIDGE = ("String action = array.getString(2);\n        String callbackId = array.getString(3);\n"
+          "        String r = jsExec(action, callbackId);\n        log(r);")
+
+
+@pytest.mark.parametrize("text, scope, shown", [
+    # the code below never names what the statement defines: its use is missing too (real-code benchmark, cordova)
+    (BRIDGE, "\n        return r;\n", BRIDGE.rsplit("\n", 1)[0]),
+    # ... at most three statements
+    (BRIDGE.replace("(action, callbackId)", "()"), "\n        return r;\n",
+     BRIDGE.replace("(action, callbackId)", "()").rsplit("\n", 1)[0]),
+    # the code below uses it: one statement, as before
+    (BRIDGE, "\n        return jsExec(action);\n", "String action = array.getString(2);"),
+    # no definition, or its use comes next
+    ("log(1);\n        log(2);", "\n        return r;\n", "log(1);"),
+    ("String a = f();\n        log(a);\n        log(2);", "\n        return r;\n", "String a = f();\n        log(a);"),
+    # a second declaration of a declared name is a model repeating itself (invalid code): not kept
+    ("String url = s.get();\n        String url = url.trim();\n        log(url);", "\n        return r;\n",
+     "String url = s.get();"),
+    # a deeper or shallower line is no next statement
+    ("String a = f();\n    }\n    log(2);", "\n        return r;\n", "String a = f();"),
+])
+def test_a_definition_goes_on_to_its_use_when_the_code_below_has_none(text, scope, shown):
+    assert cut(text, "statement", False, "        ", "", below="        return r;", scope=scope) == shown
+    assert cut(text, "statement", False, "        ", "", below="        return r;") == text.split("\n")[0]  # no scope
+    ctx = PostprocessContext(prefix="class A {\n    void f() {\n        x();\n        ", suffix=scope + "    }\n}\n",
+                             language="java", line_mode="statement")
+    assert before_cache(text, ctx) == shown
+
+
+def test_python_assignments_are_definitions_in_a_function_only():
+    text = "total = 0\n        count = 1\n        return total"
+    method = "class A:\n    def f(self):\n        x = 1\n        "
+    body = "class A:\n    x = 1\n    "
+    assert in_python_function(method.split("\n")) and not in_python_function(body.split("\n"))
+    assert not in_python_function("x = 1\n".split("\n"))
+    suffix = "\n        print(x)\n"
+    shown = before_cache(text, PostprocessContext(prefix=method, suffix=suffix, language="python",
+                                                  line_mode="statement"))
+    assert shown == "total = 0\n        count = 1\n        return total"
+    # a class attribute (`self.total` elsewhere): one statement
+    class_text = "total = 0\n    count = 1"
+    assert before_cache(class_text, PostprocessContext(prefix=body, suffix="\n    y = 2\n", language="python",
+                                                       line_mode="statement")) == "total = 0"
