@@ -426,14 +426,15 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     """Spans (start, end) of `text` where `sub.old` stands in the same role as the edited one, in order."""
     lexed = lexed or _Lexed(text, language)
     # Where the new text contains the old one (`foo` → `self.foo`), an old text inside an already replaced new one is
-    # not an occurrence.
-    at = sub.new.find(sub.old)
+    # not an occurrence, wherever in the new text it stands (`file` → `file changed file`, words appended after a
+    # comment's last word, holds it at its end as well)
+    inside = _positions(sub.old, sub.new)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
     for start, end in _matches(sub, text):
-        if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
+        if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
@@ -446,6 +447,15 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _positions(part: str, whole: str) -> tuple[int, ...]:
+    """Where `part` begins in `whole` (overlapping ones too), in order."""
+    out, i = [], whole.find(part)
+    while i >= 0:
+        out.append(i)
+        i = whole.find(part, i + 1)
+    return tuple(out)
 
 
 def _code_name(word: str) -> bool:

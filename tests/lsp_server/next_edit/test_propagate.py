@@ -330,3 +330,16 @@ def test_text_added_before_the_punctuation_that_ends_a_line_is_repeated_before_i
     # ... and only where that punctuation ends the line
     assert _next("    def isatty(self):\n", "    def isatty(self) -> bool:\n",
                  "    def isatty(self) -> bool:\n    f(self): g\n", cursor=30) is None
+
+
+def test_words_appended_after_a_line_end_word_are_not_appended_again_after_themselves():
+    # `file` -> `file changed file`: the old word ends the new text too, so the just-edited line still "ends in
+    # file"; that is the user's own edit, not a place to repeat it
+    before = "/**\n * @param {string} file\n */\n"
+    after = "/**\n * @param {string} file changed file\n */\n"
+    event = EditEvent("a.js", 0, before, after)
+    assert propagate(event, after + "x = 1;\n", after.index("changed file") + 12, "javascript") is None
+    # another doc comment's line that ends in the word still gets it
+    text = after + "/**\n * @param {string} file\n */\n"
+    edit = propagate(event, text, after.index("changed file") + 12, "javascript")
+    assert edit is not None and edit.start > len(after)
