@@ -433,7 +433,13 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    # `typeof x` → `_typeof(x)`: a change that closes a bracket after the old text's last name wrapped that operand
+    # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
+    wraps = _WORDY.match(sub.old[-1]) is not None and sub.new.rstrip()[-1:] in ")]}>" \
+        and _balanced(sub.new[:-1]) != _balanced(sub.new)
     for start, end in _matches(sub, text):
+        if wraps and text[end:end + 1] in (".", "[", "("):
+            continue
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:

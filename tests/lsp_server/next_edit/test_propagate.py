@@ -343,3 +343,13 @@ def test_words_appended_after_a_line_end_word_are_not_appended_again_after_thems
     text = after + "/**\n * @param {string} file\n */\n"
     edit = propagate(event, text, after.index("changed file") + 12, "javascript")
     assert edit is not None and edit.start > len(after)
+
+
+def test_a_wrapped_operand_is_not_wrapped_where_the_operand_goes_on():
+    # `typeof x` -> `_typeof(x)` wraps the operand `x`; in `typeof x[key]` the operand is `x[key]`
+    event = EditEvent("a.js", 0, "if (typeof x === 'a') {}\n", "if (_typeof(x) === 'a') {}\n")
+    text = "if (_typeof(x) === 'a') {}\nif (typeof x[key] === 's') {}\n"
+    assert propagate(event, text, 14, "javascript") is None
+    text = "if (_typeof(x) === 'a') {}\nif (typeof x === 's') {}\n"
+    edit = propagate(event, text, 14, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("typeof x", "_typeof(x)")
