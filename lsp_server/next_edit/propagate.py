@@ -433,10 +433,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
-    # `typeof x` → `_typeof(x)`: a change that closes a bracket after the old text's last name wrapped that operand
+    # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
-    wraps = _WORDY.match(sub.old[-1]) is not None and sub.new.rstrip()[-1:] in ")]}>" \
-        and _balanced(sub.new[:-1]) != _balanced(sub.new)
+    # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
+    wraps = _wraps_last_name(sub.old, sub.new)
     for start, end in _matches(sub, text):
         if wraps and text[end:end + 1] in (".", "[", "("):
             continue
@@ -453,6 +453,18 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _wraps_last_name(old: str, new: str) -> bool:
+    """Whether `new` ends in brackets around the name (or dotted path) that ends `old`, brackets `old` did not have
+    there."""
+    tokens = _tokens(old)
+    if not tokens or not _is_name(tokens[-1]):
+        return False
+    # the operand may be a dotted path ending in the name: `typeof a.b` → `_typeof(a.b)`
+    operand = r"[(\[{<]\s*(?:[\w$]+\s*\.\s*)*" + re.escape(tokens[-1])
+    wrapped = re.search(operand + r"\s*[)\]}>]\s*\Z", new)
+    return wrapped is not None and not re.search(operand + r"\Z", old)
 
 
 def _positions(part: str, whole: str) -> tuple[int, ...]:

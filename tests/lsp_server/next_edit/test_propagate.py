@@ -353,3 +353,12 @@ def test_a_wrapped_operand_is_not_wrapped_where_the_operand_goes_on():
     text = "if (_typeof(x) === 'a') {}\nif (typeof x === 's') {}\n"
     edit = propagate(event, text, 14, "javascript")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("typeof x", "_typeof(x)")
+    # a property that becomes a call wraps nothing: where the property goes on, the call does
+    event = EditEvent("a.js", 0, "n = a.length;\n", "n = a.count();\n")
+    text = "n = a.count();\nm = a.length.toFixed(2);\n"
+    edit = propagate(event, text, 14, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("length", "count()")
+    # a dotted operand is wrapped whole too
+    event = EditEvent("a.js", 0, "if (typeof o.a === 'x') {}\n", "if (_typeof(o.a) === 'x') {}\n")
+    text = "if (_typeof(o.a) === 'x') {}\nif (typeof o.a[k] === 'y') {}\n"
+    assert propagate(event, text, 16, "javascript") is None
