@@ -426,14 +426,21 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     """Spans (start, end) of `text` where `sub.old` stands in the same role as the edited one, in order."""
     lexed = lexed or _Lexed(text, language)
     # Where the new text contains the old one (`foo` → `self.foo`), an old text inside an already replaced new one is
-    # not an occurrence.
-    at = sub.new.find(sub.old)
+    # not an occurrence, wherever in the new text it stands (`file` → `file changed file`, words appended after a
+    # comment's last word, holds it at its end as well)
+    inside = _positions(sub.old, sub.new)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
+    # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
+    # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
+    wraps = _wraps_last_name(sub.old, sub.new)
     for start, end in _matches(sub, text):
-        if at >= 0 and text[start - at:start - at + len(sub.new)] == sub.new:
+        if wraps and text[end:end + 1] in (".", "[", "("):
+            continue
+        if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
@@ -446,6 +453,27 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _wraps_last_name(old: str, new: str) -> bool:
+    """Whether `new` ends in brackets around the name (or dotted path) that ends `old`, brackets `old` did not have
+    there."""
+    tokens = _tokens(old)
+    if not tokens or not _is_name(tokens[-1]):
+        return False
+    # the operand may be a dotted path ending in the name: `typeof a.b` → `_typeof(a.b)`
+    operand = r"[(\[{<]\s*(?:[\w$]+\s*\.\s*)*" + re.escape(tokens[-1])
+    wrapped = re.search(operand + r"\s*[)\]}>]\s*\Z", new)
+    return wrapped is not None and not re.search(operand + r"\Z", old)
+
+
+def _positions(part: str, whole: str) -> tuple[int, ...]:
+    """Where `part` begins in `whole` (overlapping ones too), in order."""
+    out, i = [], whole.find(part)
+    while i >= 0:
+        out.append(i)
+        i = whole.find(part, i + 1)
+    return tuple(out)
 
 
 def _code_name(word: str) -> bool:

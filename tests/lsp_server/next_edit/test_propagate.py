@@ -330,3 +330,35 @@ def test_text_added_before_the_punctuation_that_ends_a_line_is_repeated_before_i
     # ... and only where that punctuation ends the line
     assert _next("    def isatty(self):\n", "    def isatty(self) -> bool:\n",
                  "    def isatty(self) -> bool:\n    f(self): g\n", cursor=30) is None
+
+
+def test_words_appended_after_a_line_end_word_are_not_appended_again_after_themselves():
+    # `file` -> `file changed file`: the old word ends the new text too, so the just-edited line still "ends in
+    # file"; that is the user's own edit, not a place to repeat it
+    before = "/**\n * @param {string} file\n */\n"
+    after = "/**\n * @param {string} file changed file\n */\n"
+    event = EditEvent("a.js", 0, before, after)
+    assert propagate(event, after + "x = 1;\n", after.index("changed file") + 12, "javascript") is None
+    # another doc comment's line that ends in the word still gets it
+    text = after + "/**\n * @param {string} file\n */\n"
+    edit = propagate(event, text, after.index("changed file") + 12, "javascript")
+    assert edit is not None and edit.start > len(after)
+
+
+def test_a_wrapped_operand_is_not_wrapped_where_the_operand_goes_on():
+    # `typeof x` -> `_typeof(x)` wraps the operand `x`; in `typeof x[key]` the operand is `x[key]`
+    event = EditEvent("a.js", 0, "if (typeof x === 'a') {}\n", "if (_typeof(x) === 'a') {}\n")
+    text = "if (_typeof(x) === 'a') {}\nif (typeof x[key] === 's') {}\n"
+    assert propagate(event, text, 14, "javascript") is None
+    text = "if (_typeof(x) === 'a') {}\nif (typeof x === 's') {}\n"
+    edit = propagate(event, text, 14, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("typeof x", "_typeof(x)")
+    # a property that becomes a call wraps nothing: where the property goes on, the call does
+    event = EditEvent("a.js", 0, "n = a.length;\n", "n = a.count();\n")
+    text = "n = a.count();\nm = a.length.toFixed(2);\n"
+    edit = propagate(event, text, 14, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("length", "count()")
+    # a dotted operand is wrapped whole too
+    event = EditEvent("a.js", 0, "if (typeof o.a === 'x') {}\n", "if (_typeof(o.a) === 'x') {}\n")
+    text = "if (_typeof(o.a) === 'x') {}\nif (typeof o.a[k] === 'y') {}\n"
+    assert propagate(event, text, 16, "javascript") is None
