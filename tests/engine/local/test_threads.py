@@ -31,8 +31,22 @@ def test_a_restart_only_for_a_lasting_change():
     assert [tuner.observe(b) for b in (1.0, 1.0, 1.0)] == [None] * 3  # already there
 
 
+def test_the_supervising_process_is_not_another_program(monkeypatch):
+    """Infill's server is busiest while the user types: counted as another program, it cost llama-server a thread."""
+    from engine.local import threads
+
+    machine = iter([(1000, 4000), (1000 + 150, 4000 + 200)])  # 150 busy ticks of 200 (2 cores x 100 ticks)
+    ticks = {11: iter([500, 550]), 22: iter([300, 380])}  # llama-server 50, the server 80: others 20
+    monkeypatch.setattr(threads, "_proc_stat", lambda: next(machine))
+    monkeypatch.setattr(threads, "_process_ticks", lambda pid: next(ticks[pid]))
+    sampler = CpuSampler(lambda: 11, lambda: 22)
+    sampler.cpus = 2
+    assert sampler.others_busy() is None  # the baseline
+    assert sampler.others_busy() == 2 * 20 / 200
+
+
 def test_the_sampler_reads_this_machine():
-    sampler = CpuSampler(lambda: None)
+    sampler = CpuSampler(lambda: None, lambda: None)
     assert sampler.others_busy() is None  # the first look is the baseline
     end = time.monotonic() + 0.2
     while time.monotonic() < end:  # some CPU time of our own, counted as "other programs" (own pid is None)
