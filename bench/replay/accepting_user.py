@@ -120,6 +120,8 @@ class AcceptRun:
     seconds: float = 0.0
     #: `--next-edit`: the copilotInlineEdit requests sent alongside (sent / answered / with an edit).
     next_edit_requests: dict[str, int] = field(default_factory=dict)
+    #: The supervisor's "Restarting llama-server with N thread(s)" statuses during the run (the thread policy).
+    server_restarts: list[str] = field(default_factory=list)
 
 
 def summarise_accepting(run: AcceptRun) -> dict[str, Any]:
@@ -188,6 +190,7 @@ ROWS_ACCEPTING = (
     ("model calls / 100 actions", "model_calls_per_100_actions", 1),
     ("prefilled prompt tokens per shown suggestion", "prefilled_tokens_per_shown", 1),
     ("requests answered (%)", "answered_share", 1),
+    ("llama-server restarts (thread policy)", "llama_server_restarts", 0),
 )
 
 

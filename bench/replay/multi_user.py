@@ -245,8 +245,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     cells: dict[str, dict[str, Any]] = {}
     for count in args.users:
         parallel = args.parallel or max(2, count)
+        # A fixed thread count: a team's server is not restarted by Infill's thread policy (which, counting the
+        # users' own servers as other programs, restarted it mid-run, so that the users lost their server).
         settings = LocalServerSettings(parallel=parallel, ctx_size=parallel * args.slot_ctx,
-                                       threads=args.threads, extra_args=("--metrics", *args.server_arg))
+                                       threads=args.threads or os.cpu_count() or 2,
+                                       extra_args=("--metrics", *args.server_arg))
         supervisor = LlamaServerSupervisor(binary, model.path, settings)
         url = supervisor.start_blocking()
         try:
@@ -341,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="default: ours, nospec, naive")
     parser.add_argument("--parallel", type=int, help="llama-server slots (default: one per user, at least 2)")
     parser.add_argument("--slot-ctx", type=int, default=2048, help="context tokens per slot (default 2048)")
-    parser.add_argument("--threads", type=int, help="llama-server --threads (default: its own)")
+    parser.add_argument("--threads", type=int, help="llama-server --threads (default: one per core)")
     parser.add_argument("--model", help="GGUF path or model id (default: the embedded Gemma 3 270M)")
     parser.add_argument("--binary", help="llama-server binary (default: Infill's discovery)")
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG", help="extra llama-server argument")

@@ -148,6 +148,8 @@ class VariantResult:
     seconds: float = 0.0
     #: `--next-edit`: the copilotInlineEdit requests sent alongside (sent / answered / with an edit).
     next_edit_requests: dict[str, int] = field(default_factory=dict)
+    #: The supervisor's "Restarting llama-server with N thread(s)" statuses during the run (the thread policy).
+    server_restarts: list[str] = field(default_factory=list)
 
 
 def covered_chars(shown: Sequence[RequestRecord]) -> int:
@@ -456,6 +458,8 @@ async def run_variant(variant: str, files: Sequence[Path], args: argparse.Namesp
         result.seconds = time.perf_counter() - started
         result.stats_after = await rc.stats()
         result.next_edit_requests = rc.next_edit.counts()
+        result.server_restarts = [str(s["message"]) for s in rc.status if "Restarting llama-server" in
+                                  str(s.get("message") or "")]
     finally:
         await rc.stop()
     return result
@@ -517,6 +521,7 @@ ROWS = (
     ("prefilled prompt tokens per shown suggestion", "prefilled_tokens_per_shown", 1),
     ("prefilled prompt tokens, total", "prefilled_tokens_total", 0),
     ("requests answered (%)", "answered_share", 1),
+    ("llama-server restarts (thread policy)", "llama_server_restarts", 0),
 )
 
 
@@ -595,14 +600,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         result = await run_variant(variant, files, args, model_settings(args))
         if isinstance(result, AcceptRun):
             summaries[variant] = summarise_accepting(result)
+            summaries[variant]["llama_server_restarts"] = len(result.server_restarts)
             raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
                             "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
+                            "server_restarts": result.server_restarts,
                             "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests],
                             "accepts": [asdict(a) for a in result.accepts]}
         else:
             summaries[variant] = summarise(result)
+            summaries[variant]["llama_server_restarts"] = len(result.server_restarts)
             raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
                             "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
+                            "server_restarts": result.server_restarts,
                             "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
     ratio = ratios(summaries[variants[0]], summaries[variants[1]]) if len(variants) >= 2 else None
     return {

@@ -60,9 +60,14 @@ async def llama_server_metrics() -> dict[str, float] | None:
     """llama-server's `/metrics` totals, or None when there is no local server or metrics are not enabled."""
     import httpx
 
+    from engine.errors import InfillError
+
     for engine in reversed(_ENGINES):
         local = getattr(engine, "_local", None)
-        endpoint = getattr(local, "endpoint", None) if local is not None else None
+        try:
+            endpoint = getattr(local, "endpoint", None) if local is not None else None
+        except InfillError:  # restarting (the thread policy): no totals to read now
+            return None
         if not endpoint:
             continue
         try:
