@@ -248,7 +248,7 @@ class LlamaServerSupervisor:
             cpus = self.cpu_sampler.cpus
             self.threads = choose_threads(cpus, self.cpu_sampler.initial() or 0.0)
             self.tuner = ThreadTuner(cpus, self.threads)
-            log.info("llama-server gets %d thread(s) of %d cores (load average)", self.threads, cpus)
+            log.info("llama-server gets %d thread(s) of %d cores (other programs' load)", self.threads, cpus)
         batch = self.settings.threads_batch or self.threads
         return dataclasses.replace(self.settings, threads=self.threads, threads_batch=batch)
 

@@ -15,6 +15,7 @@ server, which supervises it. Elsewhere, and when the user sets `threads`, the co
 from __future__ import annotations
 
 import os
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable
@@ -23,6 +24,8 @@ from typing import Callable
 TUNE_INTERVAL_S = 5.0
 #: Looks in a row that must agree on a new thread count before the server is restarted with it (~30 s).
 STABLE_SAMPLES = 6
+#: The look at the machine before llama-server starts (it takes seconds to load the model: this is not noticed).
+INITIAL_SAMPLE_S = 0.2
 
 
 def choose_threads(cpus: int, others_busy: float) -> int:
@@ -94,8 +97,18 @@ class CpuSampler:
         self._last: tuple[int, int, int] | None = None  # machine busy, machine all, own ticks
         self.cpus = os.cpu_count() or 1
 
-    def initial(self) -> float | None:
-        """Before llama-server runs: the 1-minute load average, as cores (no waiting for a sample)."""
+    def initial(self, window_s: float = INITIAL_SAMPLE_S) -> float | None:
+        """Before llama-server runs: the cores other programs keep busy over a short look (`window_s`), else the
+        1-minute load average. The load average lags a minute behind: right after a build or a test run it still
+        says "busy", and llama-server started with one thread and was restarted with two half a minute later
+        (seen between the runs of the typing replay)."""
+        self._last = None
+        if self.others_busy() is None and self._last is not None:
+            time.sleep(window_s)
+            busy = self.others_busy()
+            self._last = None  # the look before llama-server runs is not the baseline of the next one
+            if busy is not None:
+                return busy
         try:
             return min(float(self.cpus), os.getloadavg()[0])
         except OSError:

@@ -45,6 +45,24 @@ def test_the_supervising_process_is_not_another_program(monkeypatch):
     assert sampler.others_busy() == 2 * 20 / 200
 
 
+def test_the_first_count_comes_from_a_short_look_not_the_lagging_load_average(monkeypatch):
+    """The 1-minute load average still says "busy" right after a build: a short look says what is busy now."""
+    from engine.local import threads
+
+    machine = iter([(1000, 4000), (1000 + 10, 4000 + 40)])  # 10 busy ticks of 40: a quarter of the machine
+    monkeypatch.setattr(threads, "_proc_stat", lambda: next(machine))
+    monkeypatch.setattr(threads, "_process_ticks", lambda pid: 0)
+    monkeypatch.setattr(threads.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(threads.os, "getloadavg", lambda: (2.0, 2.0, 2.0))
+    sampler = CpuSampler(lambda: None, lambda: None)
+    sampler.cpus = 2
+    assert sampler.initial() == 2 * 10 / 40
+    assert choose_threads(2, 2 * 10 / 40) == 2  # where the load average (2.0) would have given one thread
+    # Without /proc: the load average.
+    monkeypatch.setattr(threads, "_proc_stat", lambda: None)
+    assert sampler.initial() == 2.0
+
+
 def test_the_sampler_reads_this_machine():
     sampler = CpuSampler(lambda: None, lambda: None)
     assert sampler.others_busy() is None  # the first look is the baseline
