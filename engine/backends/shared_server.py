@@ -41,6 +41,8 @@ BACKOFF_S = 5.0
 REPORT_TIMEOUT_S = 0.5
 #: A report this fresh is reused (several speculative requests deciding in the same moment).
 REPORT_TTL_S = 0.05
+#: Why nothing speculative is sent during the back-off after a 429 or 503.
+BACKOFF_REASON = "the server answered 429/503 a moment ago"
 #: Gate events kept for inspection (SharedServerGate.events).
 EVENTS_KEPT = 1000
 
@@ -194,35 +196,38 @@ class SharedServerGate:
         self._hold_until = max(self._hold_until, self._clock() + (retry_after or BACKOFF_S))
         self.events.append(("overload", str(status)))
 
-    async def admit(self) -> str | None:
-        """None: a speculative request may be sent now; else why not (counted)."""
+    async def _verdict(self) -> tuple[str, str | None, Load | None]:
+        """What the rules say of one more speculative request now: ("backoff" | "blind" | "busy" | "free", why
+        not (None: it may be sent), the load seen)."""
         if self._clock() < self._hold_until:
-            self.stats.held_backoff += 1
-            self.events.append(("held", "backoff"))
-            return "the server answered 429/503 a moment ago"
+            return "backoff", BACKOFF_REASON, None
         load = await self.load()
         if load is None:
-            self.stats.blind += 1
-            self.stats.admitted += 1
-            self.events.append(("admitted", "blind"))
-            return None
+            return "blind", None, None
         reason = admit_reason(load, self.running)
-        if reason is not None:
+        return ("busy" if reason is not None else "free"), reason, load
+
+    async def admit(self) -> str | None:
+        """None: a speculative request may be sent now; else why not (counted)."""
+        kind, reason, load = await self._verdict()
+        if kind == "backoff":
+            self.stats.held_backoff += 1
+            self.events.append(("held", "backoff"))
+        elif kind == "busy":
             self.stats.held_busy += 1
-            self.events.append(("held", reason))
-            return reason
-        self.stats.admitted += 1
-        self.events.append(("admitted", f"{load.busy}/{load.slots} busy"))
-        return None
+            self.events.append(("held", reason or ""))
+        else:
+            self.stats.blind += kind == "blind"
+            self.stats.admitted += 1
+            self.events.append(("admitted", "blind" if load is None else f"{load.busy}/{load.slots} busy"))
+        return reason
 
     async def busy_with_others(self) -> str | None:
         """Why work that may wait (a request fired before the user pauses) should wait now: the reason a speculative
-        request would be held, None when it would be admitted. Not counted as a speculative request."""
-        if self._clock() < self._hold_until:
-            return "the server answered 429/503 a moment ago"
-        load = await self.load()
-        reason = admit_reason(load, self.running) if load is not None else None
-        if reason is not None:
+        request would be held (`admit`'s rules), None when it would be admitted. Not counted as a speculative
+        request."""
+        _, reason, _ = await self._verdict()
+        if reason is not None and reason != BACKOFF_REASON:
             self.events.append(("early-held", reason))
         return reason
 
