@@ -598,21 +598,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     raw: dict[str, Any] = {}
     for variant in variants:
         result = await run_variant(variant, files, args, model_settings(args))
-        if isinstance(result, AcceptRun):
-            summaries[variant] = summarise_accepting(result)
-            summaries[variant]["llama_server_restarts"] = len(result.server_restarts)
-            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                            "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
-                            "server_restarts": result.server_restarts,
-                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests],
-                            "accepts": [asdict(a) for a in result.accepts]}
-        else:
-            summaries[variant] = summarise(result)
-            summaries[variant]["llama_server_restarts"] = len(result.server_restarts)
-            raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
-                            "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
-                            "server_restarts": result.server_restarts,
-                            "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
+        accepting = isinstance(result, AcceptRun)
+        summaries[variant] = summarise_accepting(result) if accepting else summarise(result)
+        raw[variant] = {"settings": result.settings, "stats_before": result.stats_before,
+                        "stats_after": result.stats_after, "next_edit_requests": result.next_edit_requests,
+                        "server_restarts": result.server_restarts,
+                        "requests": [{**asdict(r), "latency_ms": r.latency_ms} for r in result.requests]}
+        if accepting:
+            raw[variant]["accepts"] = [asdict(a) for a in result.accepts]
+        summaries[variant]["llama_server_restarts"] = len(result.server_restarts)
     ratio = ratios(summaries[variants[0]], summaries[variants[1]]) if len(variants) >= 2 else None
     return {
         "benchmark": "typing_replay",
