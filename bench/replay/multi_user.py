@@ -219,7 +219,22 @@ def overall(users: list[dict[str, Any]], before: dict[str, float], after: dict[s
         "prefetch_yielded": sum(u["prefetch"].get("prefetch_yielded") or 0 for u in users),
         "prefetch_started": sum(u["prefetch"].get("prefetch_started") or 0 for u in users),
         "seconds": max((u["seconds"] for u in users), default=0.0),
+        **demand(users, delta("prompt_tokens_total"), delta("tokens_predicted_total"), calls),
     }
+
+
+def demand(users: list[dict[str, Any]], prompt_tokens: float, generated_tokens: float, calls: float
+           ) -> dict[str, float | None]:
+    """What one typing user asks of the server per minute: the measure that carries over to other hardware (a
+    server's capacity in tokens per second divided by it is how many users it serves), unlike this CPU's
+    milliseconds per call."""
+    user_minutes = sum(u["seconds"] for u in users) / 60.0
+    if user_minutes <= 0:
+        return {"calls_per_user_minute": None, "prompt_tokens_per_user_minute": None,
+                "generated_tokens_per_user_minute": None}
+    return {"calls_per_user_minute": calls / user_minutes,
+            "prompt_tokens_per_user_minute": prompt_tokens / user_minutes,
+            "generated_tokens_per_user_minute": generated_tokens / user_minutes}
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -325,6 +340,13 @@ def format_table(report: dict[str, Any]) -> str:
             f"{_fmt(s['occupancy_share'], 1)} | {_fmt(s['deferred_share'], 1)} ({s['deferred_max']}) | "
             f"{s['deferred_behind_guess_samples']} | {o['prefetch_held']} / {o['prefetch_yielded']} / "
             f"{o['prefetch_started']} |")
+    lines.append("")
+    lines.append("Per user and minute of typing (calls · prompt tokens evaluated · tokens generated):")
+    for cell in report["cells"].values():
+        o = cell["overall"]
+        lines.append(f"  N={cell['users_n']} {cell['variant']}: {_fmt(o.get('calls_per_user_minute'), 1)} · "
+                     f"{_fmt(o.get('prompt_tokens_per_user_minute'))} · "
+                     f"{_fmt(o.get('generated_tokens_per_user_minute'))}")
     lines.append("")
     lines.append("Per user (saved % · p95 ms · file):")
     for cell in report["cells"].values():

@@ -184,9 +184,15 @@ class LlamaCppCompletion(LlamaCppHttp):
                 async for piece in pieces:
                     yield piece
             return
-        async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
-            async for piece in pieces:
-                yield piece
+        if self.gate is not None:  # a user's request: the gate must not take it for another client's
+            self.gate.own_requests += 1
+        try:
+            async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
+                async for piece in pieces:
+                    yield piece
+        finally:
+            if self.gate is not None:
+                self.gate.own_requests -= 1
 
     async def _generate_yielding(self, prompt: Prompt, options: CompletionOptions, stats: GenerationStats | None,
                                  gate: SharedServerGate) -> AsyncGenerator[str, None]:
@@ -253,10 +259,33 @@ class LlamaCppCompletion(LlamaCppHttp):
         body.update(n_predict=0, stream=False, seed=SPECULATIVE_SEED)
         slot = self._pin(body, prompt, options)
         try:
-            await self.post_json(self.path, body)
+            if self.gate is None:
+                await self.post_json(self.path, body)
+            else:  # a long prompt's prefill holds a slot for seconds on a CPU: it yields like a prefetch
+                await self._post_yielding(body, self.gate)
         finally:
             if slot is not None and self.router is not None:
                 self.router.end(slot)
+
+    async def _post_yielding(self, body: dict[str, Any], gate: SharedServerGate) -> None:
+        """A speculative non-streamed request on a shared server, cancelled when someone needs its slot (raised as
+        SpeculationHeld)."""
+        gate.running += 1
+        post = asyncio.ensure_future(self.post_json(self.path, body))
+        yielded: list[str] = []
+        watcher = asyncio.ensure_future(gate.watch(yielded.append))
+        try:
+            await asyncio.wait({post, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if not post.done():
+                post.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await post
+                raise SpeculationHeld(VENDOR, f"cache warm-up yielded its slot: {yielded[0]}", yielded=True)
+            post.result()
+        finally:
+            gate.running -= 1
+            watcher.cancel()
+            post.cancel()
 
     async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
                                stats: GenerationStats | None = None) -> list[str]:

@@ -22,5 +22,8 @@ def test_two_users_share_one_server(llama_server_binary, tmp_path, capsys):
     assert all(u["answered_share"] == 100.0 for u in cell["per_user"])
     assert cell["server"]["slots"] == 2 and cell["server"]["samples"] > 0
     assert cell["overall"]["model_calls"] > 0
+    # the demand per user and minute, what carries over to a GPU's capacity on paper
+    assert cell["overall"]["calls_per_user_minute"] > 0 and cell["overall"]["prompt_tokens_per_user_minute"] > 0
     assert "2" in report["targets"]["per_n"]
-    assert "| 2 | ours |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| 2 | ours |" in out and "Per user and minute of typing" in out
