@@ -27,3 +27,11 @@ def test_two_users_share_one_server(llama_server_binary, tmp_path, capsys):
     assert "2" in report["targets"]["per_n"]
     out = capsys.readouterr().out
     assert "| 2 | ours |" in out and "Per user and minute of typing" in out
+
+
+def test_p95_against_a_variant_that_showed_nothing():
+    """A p95 over no shown suggestion is no figure: the users of that variant never got one."""
+    assert multi_user.p95_not_worse(480.0, None) is True
+    assert multi_user.p95_not_worse(None, None) is None
+    assert multi_user.p95_not_worse(None, 900.0) is False
+    assert multi_user.p95_not_worse(700.0, 950.0) is True and multi_user.p95_not_worse(1000.0, 950.0) is False
