@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import keyword
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -101,6 +102,15 @@ KEYWORDS = frozenset("""
     super switch throw try type typeof use var void where while with yield
 """.split())
 
+#: Python's own keywords (its literals aside): `type`, `match`, `case` are names there (soft keywords), so `Type` →
+#: `type` (typing's alias replaced by the built-in) is a rename, though TypeScript reserves `type`.
+PYTHON_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
+
+
+def _keywords(language: str) -> frozenset[str]:
+    """The words a rename must not touch in `language`: Python's own list for Python, else the common languages'."""
+    return PYTHON_KEYWORDS if language == "python" else KEYWORDS
+
 
 #: Built-in types and literals of the common languages: used everywhere, so changing one at one place (`x: int` →
 #: `x: float`, `return None` → `return self`) is a change of that place, not a rename of every `int` in the file. Such
@@ -168,9 +178,10 @@ def _enclosure(a: list[str], i1: int, i2: int) -> tuple[int, int] | None:
     return None
 
 
-def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | None:
+def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEYWORDS
+              ) -> tuple[int, int, bool] | None:
     """How many unchanged tokens left and right of the change make it a findable substitution, and whether it is
-    anchored at the end of its line; None: it is not a substitution."""
+    anchored at the end of its line; None: it is not a substitution. `keywords`: the language's reserved words."""
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
     # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
@@ -179,7 +190,7 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
         len(core_new) == 1 and core_new[0] in COMMON_NAMES)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
-        if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
+        if core_old[0] in keywords or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
@@ -263,14 +274,16 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
                      if op[0] != "equal"]
     if not ops:
         return None
-    found = _one_change(a, b, ops)
+    keywords = _keywords(language)
+    found = _one_change(a, b, ops, keywords=keywords)
     if found is None and len(ops) > 1:
-        found = _one_change(a, b, ops, repeated=True)  # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
+        # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
+        found = _one_change(a, b, ops, repeated=True, keywords=keywords)
     if found is None and len(ops) > 1:
         union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
-            found = _one_change(a, b, [union], lines=True)
+            found = _one_change(a, b, [union], lines=True, keywords=keywords)
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
@@ -280,7 +293,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
         # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
         # nowhere ahead, the last argument and the closing bracket anchor it
-        narrow = _one_change(a, b, ops, repeated=True)
+        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
     return sub
@@ -314,11 +327,11 @@ def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | No
     return None
 
 
-def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False
-                ) -> tuple[str, str, Op, int, bool] | None:
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False,
+                keywords: frozenset[str] = KEYWORDS) -> tuple[str, str, Op, int, bool] | None:
     """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
     anchored by that name and the closing bracket alone, not by each call's whole bracket."""
-    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0])
+    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0], keywords)
     if widening is None:
         return None
     left, right, at_end = widening

@@ -362,3 +362,12 @@ def test_a_wrapped_operand_is_not_wrapped_where_the_operand_goes_on():
     event = EditEvent("a.js", 0, "if (typeof o.a === 'x') {}\n", "if (_typeof(o.a) === 'x') {}\n")
     text = "if (_typeof(o.a) === 'x') {}\nif (typeof o.a[k] === 'y') {}\n"
     assert propagate(event, text, 16, "javascript") is None
+
+
+def test_keywords_are_the_languages_own():
+    # Python's `type` is a built-in name (a soft keyword at most): typing's `Type` replaced by it is a rename there
+    assert _next("    x: Type[Any]\n", "    x: type[Any]\n", "def f(y: Type[Any]):\n") == ("Type", "type")
+    # TypeScript reserves `type`: there the same change is no rename
+    assert _next("  x: Type;\n", "  x: type;\n", "  y: Type;\n", language="typescript") is None
+    # a Python keyword stays one
+    assert _next("    from_ = 1\n", "    from = 1\n", "    from_ = 2\n") is None
