@@ -138,6 +138,23 @@ def _typed(a: list[str], i: int) -> bool:
     return k >= 0 and a[k] in ("<", "[", "{", "|")
 
 
+def _alone_on_line(a: list[str], i: int) -> bool:
+    """Whether token `i` is the only word on its line (`      number,` in a type's parameters continued from the line
+    above): nothing there says it is a variable, and a built-in standing so is a type (the line above, which would
+    tell, is not in the edit)."""
+    k = i - 1
+    while k >= 0 and "\n" not in a[k]:
+        if _WORDY.match(a[k]):
+            return False
+        k -= 1
+    k = i + 1
+    while k < len(a) and "\n" not in a[k]:
+        if _WORDY.match(a[k]):
+            return False
+        k += 1
+    return True
+
+
 def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
     """Whether `tokens` hold a name (`distinct`: one that is not a built-in type or literal)."""
     return any(_is_name(t) and not (distinct and t in COMMON_NAMES) for t in tokens)
@@ -194,7 +211,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
-        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
+        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1)
+                                 or _alone_on_line(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
     if len(core_old) == 1 and len(core_new) == 1 and _VERSION.match(core_old[0]) and _VERSION.match(core_new[0]):

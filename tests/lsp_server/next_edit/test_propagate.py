@@ -371,3 +371,11 @@ def test_keywords_are_the_languages_own():
     assert _next("  x: Type;\n", "  x: type;\n", "  y: Type;\n", language="typescript") is None
     # a Python keyword stays one
     assert _next("    from_ = 1\n", "    from = 1\n", "    from_ = 2\n") is None
+
+
+def test_a_builtin_alone_on_its_line_is_a_type_not_a_variable():
+    # `new Map<\n  number,\n  {...}>`: the parameter's line holds no other word; `number` elsewhere is not renamed
+    text = "    {\n        due: number;\n        handle: number;\n"
+    assert _next("      number,\n", "      TimerHandle,\n", text, language="typescript") is None
+    # a variable that shadowed a built-in, on a line that shows it, is still renamed
+    assert _next("def f(list):\n", "def f(items):\n", "    return list\n") == ("list", "items")
