@@ -278,6 +278,12 @@ def _closed(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
+    """Whether the changed span `op` holds a line break on either side."""
+    _, i1, i2, j1, j2 = op
+    return any("\n" in t for t in a[i1:i2] + b[j1:j2])
+
+
 @lru_cache(maxsize=64)
 def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
@@ -297,7 +303,8 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if found is None and len(ops) > 1:
         # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
         found = _one_change(a, b, ops, repeated=True, keywords=keywords)
-    if found is None and len(ops) > 1:
+    if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
+        # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
         union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:

@@ -379,3 +379,11 @@ def test_a_builtin_alone_on_its_line_is_a_type_not_a_variable():
     assert _next("      number,\n", "      TimerHandle,\n", text, language="typescript") is None
     # a variable that shadowed a built-in, on a line that shows it, is still renamed
     assert _next("def f(list):\n", "def f(items):\n", "    return list\n") == ("list", "items")
+
+
+def test_statements_replaced_over_lines_by_one_are_repeated_where_they_recur_verbatim():
+    old, new = "    Py_INCREF(Py_None);\n    return Py_None;\n", "    Py_RETURN_NONE;\n"
+    text = "    return Py_None;\n}\n\nstatic PyObject *g(void) {\n    Py_INCREF(Py_None);\n    return Py_None;\n}\n"
+    assert _next(old, new, text, language="c") == ("Py_INCREF(Py_None);\n    return Py_None", "Py_RETURN_NONE")
+    # one name over lines is no anchor
+    assert _next("    x =\n        1;\n", "    x = 2;\n", "    x =\n        1;\n", language="c") is None
