@@ -29,7 +29,7 @@ from typing import Iterator
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .lexical import CODE, COMMENT, Regions, regions
+from .lexical import CODE, COMMENT, STRING, Regions, regions
 
 #: A difflib opcode: (tag, i1, i2, j1, j2).
 Op = tuple[str, int, int, int, int]
@@ -475,6 +475,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
     # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
     wraps = _wraps_last_name(sub.old, sub.new)
+    # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
+    literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
         if wraps and text[end:end + 1] in (".", "[", "("):
             continue
@@ -488,9 +490,18 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
             kind = lexed.kind_at(start)
+            if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
+                kind = lexed.kind_at(start - 1) if start > 0 else CODE
+                if lexed.kind_at(start) != STRING or (text[start - 1:start], text[end:end + 1]) != sub.around:
+                    continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _quoted(text: str) -> bool:
+    """Whether `text` is one whole quoted literal (`"L"`, `'debug'`)."""
+    return len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0] and text[0] not in text[1:-1]
 
 
 def _wraps_last_name(old: str, new: str) -> bool:

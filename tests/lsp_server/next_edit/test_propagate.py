@@ -387,3 +387,13 @@ def test_statements_replaced_over_lines_by_one_are_repeated_where_they_recur_ver
     assert _next(old, new, text, language="c") == ("Py_INCREF(Py_None);\n    return Py_None", "Py_RETURN_NONE")
     # one name over lines is no anchor
     assert _next("    x =\n        1;\n", "    x = 2;\n", "    x =\n        1;\n", language="c") is None
+
+
+def test_a_quoted_literal_replaced_by_a_constant_is_replaced_where_it_stands_in_code():
+    old, new = '    im = ImagingNewDirty("L", xsize, ysize);\n', "    im = ImagingNewDirty(IMAGING_MODE_L, xsize, ysize);\n"
+    text = '    /* mode "L" */\n    s = "mode \\"L\\"";\n    out = ImagingNewDirty("L", xsize, ysize);\n'
+    assert _next(old, new, text, language="c", edit_at=0) == ('"L"', "IMAGING_MODE_L")
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
+    assert edit is not None and text[:edit.start].endswith("ImagingNewDirty(")
+    # the same slot only: a comparison with the value is rewritten otherwise (`strcmp(m, "L") == 0` → `m == ...`)
+    assert _next(old, new, '    if (strcmp(mode, "L") == 0) {\n', language="c", edit_at=0) is None
