@@ -390,7 +390,8 @@ def test_statements_replaced_over_lines_by_one_are_repeated_where_they_recur_ver
 
 
 def test_a_quoted_literal_replaced_by_a_constant_is_replaced_where_it_stands_in_code():
-    old, new = '    im = ImagingNewDirty("L", xsize, ysize);\n', "    im = ImagingNewDirty(IMAGING_MODE_L, xsize, ysize);\n"
+    old = '    im = ImagingNewDirty("L", xsize, ysize);\n'
+    new = "    im = ImagingNewDirty(IMAGING_MODE_L, xsize, ysize);\n"
     text = '    /* mode "L" */\n    s = "mode \\"L\\"";\n    out = ImagingNewDirty("L", xsize, ysize);\n'
     assert _next(old, new, text, language="c", edit_at=0) == ('"L"', "IMAGING_MODE_L")
     edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
