@@ -278,6 +278,21 @@ def _closed(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+def _named(a: list[str], b: list[str], op: Op) -> Op:
+    """`op` widened to the right, within its line, to the first name after it when it begins with a built-in type and
+    holds no other name: a type changed in a declaration is anchored by the declared name (`char *mode` → `ModeID
+    mode`, not every `char *`). Unchanged when no name follows on the line."""
+    tag, i1, i2, j1, j2 = op
+    if not (i1 < i2 and a[i1] in COMMON_NAMES and a[i1] not in LITERALS) or sum(map(_is_name, a[i1:i2])) >= 2:
+        return op
+    for k in range(_WIDEN):
+        if i2 + k >= len(a) or "\n" in a[i2 + k]:
+            break
+        if _is_name(a[i2 + k]):
+            return tag, i1, i2 + k + 1, j1, j2 + k + 1
+    return op
+
+
 def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
     """Whether the changed span `op` holds a line break on either side."""
     _, i1, i2, j1, j2 = op
@@ -305,7 +320,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         found = _one_change(a, b, ops, repeated=True, keywords=keywords)
     if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
-        union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
+        union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
             found = _one_change(a, b, [union], lines=True, keywords=keywords)

@@ -398,3 +398,9 @@ def test_a_quoted_literal_replaced_by_a_constant_is_replaced_where_it_stands_in_
     assert edit is not None and text[:edit.start].endswith("ImagingNewDirty(")
     # the same slot only: a comparison with the value is rewritten otherwise (`strcmp(m, "L") == 0` → `m == ...`)
     assert _next(old, new, '    if (strcmp(mode, "L") == 0) {\n', language="c", edit_at=0) is None
+
+
+def test_a_type_changed_in_a_declaration_is_anchored_by_the_declared_name():
+    old, new = "ImagingNewPrologue(const char *mode, int xsize) {\n", "ImagingNewPrologue(const ModeID mode, int xsize) {\n"
+    text = "    const char *name = NULL;\n    char *mode;\n"
+    assert _next(old, new, text, language="c") == ("char *mode", "ModeID mode")
