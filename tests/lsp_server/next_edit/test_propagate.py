@@ -401,6 +401,7 @@ def test_a_quoted_literal_replaced_by_a_constant_is_replaced_where_it_stands_in_
 
 
 def test_a_type_changed_in_a_declaration_is_anchored_by_the_declared_name():
-    old, new = "ImagingNewPrologue(const char *mode, int xsize) {\n", "ImagingNewPrologue(const ModeID mode, int xsize) {\n"
+    old = "ImagingNewPrologue(const char *mode, int xsize) {\n"
+    new = "ImagingNewPrologue(const ModeID mode, int xsize) {\n"
     text = "    const char *name = NULL;\n    char *mode;\n"
     assert _next(old, new, text, language="c") == ("char *mode", "ModeID mode")
