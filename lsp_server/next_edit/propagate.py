@@ -215,6 +215,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                                  or _alone_on_line(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
+    if _quoted("".join(core_old)) and _has_anchor(core_new) and not _quoted("".join(core_new)):
+        return 0, 0, False  # `"1"` → `IMAGING_MODE_1`: the literal anchors itself, in its slot (see `occurrences`)
     if len(core_old) == 1 and len(core_new) == 1 and _VERSION.match(core_old[0]) and _VERSION.match(core_new[0]):
         return 0, 0, False  # a version (`2.29.1` → `2.29.2`) stands for itself wherever it is
     if not core_old or not core_new:  # an insertion or a deletion
@@ -507,11 +509,37 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             kind = lexed.kind_at(start)
             if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
-                if lexed.kind_at(start) != STRING or (text[start - 1:start], text[end:end + 1]) != sub.around:
+                if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
                     continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _same_slot(sub: Substitution, text: str, start: int, end: int) -> bool:
+    """Whether the occurrence at [start, end) stands where the edited one stood: the same characters around it and
+    the same call around it (`CHOP2(..., "1")`, not `strcmp(mode, "1")`)."""
+    if (text[start - 1:start], text[end:end + 1]) != sub.around:
+        return False
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    return _callee(text[line_start:start]) == _callee(sub.context[0])
+
+
+def _callee(before: str) -> str:
+    """The name before the innermost bracket still open at the end of `before` (one line), or "" outside any."""
+    depth = 0
+    for i in range(len(before) - 1, -1, -1):
+        if before[i] in ")]}":
+            depth += 1
+        elif before[i] in "([{":
+            if depth == 0:
+                words = _NAME_BEFORE.search(before, 0, i)
+                return words.group(1) if words else ""
+            depth -= 1
+    return ""
+
+
+_NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")
 
 
 def _quoted(text: str) -> bool:

@@ -405,3 +405,11 @@ def test_a_type_changed_in_a_declaration_is_anchored_by_the_declared_name():
     new = "ImagingNewPrologue(const ModeID mode, int xsize) {\n"
     text = "    const char *name = NULL;\n    char *mode;\n"
     assert _next(old, new, text, language="c") == ("char *mode", "ModeID mode")
+
+
+def test_a_quoted_literal_replaced_by_a_constant_anchors_itself_in_its_slot():
+    old, new = '    CHOP2(in1[x] ? 255 : 0, "1");\n', "    CHOP2(in1[x] ? 255 : 0, IMAGING_MODE_1);\n"
+    text = '    if (strcmp(mode, "1") == 0) {}\n    CHOP2(in2[x] ? 255 : 0, "1");\n'
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ('"1"', "IMAGING_MODE_1")
+    assert text[:edit.start].endswith("255 : 0, ")
