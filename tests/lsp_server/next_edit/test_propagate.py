@@ -413,3 +413,18 @@ def test_a_quoted_literal_replaced_by_a_constant_anchors_itself_in_its_slot():
     edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ('"1"', "IMAGING_MODE_1")
     assert text[:edit.start].endswith("255 : 0, ")
+
+
+def test_a_renamed_code_name_is_renamed_in_strings_that_are_that_name():
+    text = 'print("MacVersion is a tuple")\nversion = cast("MacVersion", v)\n'
+    assert _next("MacVersion = Tuple[int, int]\n", "AppleVersion = Tuple[int, int]\n", text) == \
+        ("MacVersion", "AppleVersion")
+    edit = propagate(EditEvent("a.py", 0, "MacVersion = Tuple[int, int]\n", "AppleVersion = Tuple[int, int]\n"),
+                     text, 0, "python")
+    assert edit is not None and text[:edit.start].endswith('cast("')
+    # a word is no code name: its string is a value
+    assert _next("count = 1\n", "total = 1\n", 'key = "count"\n') is None
+    # a forward reference names the type wherever it stands, also where the edited one was in a type position
+    event = EditEvent("a.py", 0, "    version: MacVersion | None\n", "    version: AppleVersion | None\n")
+    edit = propagate(event, 'version = cast("MacVersion", v)\n', 0, "python")
+    assert edit is not None and edit.text == "AppleVersion"
