@@ -83,6 +83,8 @@ class Substitution:
     spread: int = 0
     #: A narrower anchor of the same change, tried where `old` stands nowhere ahead of the cursor.
     fallback: "Substitution | None" = None
+    #: A name wrapped in a generic (`T` → `Exclude<T, null>`): repeated only where the name is a type argument.
+    wrapped: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -295,6 +297,31 @@ def _named(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+_GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
+
+
+def _wrapping(a: list[str], b: list[str], op: Op) -> bool:
+    """Whether `op` wraps one name in a generic (`T` → `Exclude<T, null>`, `Foo` → `Array<Foo>`), within its line."""
+    _, i1, i2, j1, j2 = op
+    old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
+    return (i2 - i1 == 1 and _is_name(old) and "\n" not in new and _GENERIC.match(new) is not None
+            and old in _tokens(new) and new.rstrip()[-1:] in (">", "]") and not any(_balanced(new)))
+
+
+#: Keywords that declare the name before a `<`: its type parameters (`type X<T>`) are no type arguments.
+_DECLARES = re.compile(r"\b(?:type|interface|class|function|def)\s+[\w$]+\s*\Z")
+
+
+def _type_argument(text: str, start: int, end: int, sub: Substitution) -> bool:
+    """Whether the name at [start, end) is a type argument as the wrapped one was: after the same opening character
+    (`IsRecord<T, false>` like `IsValues<T>`), closed or followed by the next argument, and not a declaration's type
+    parameter (`type IsRecord<T, U>`)."""
+    if text[start - 1:start] != sub.around[0] or text[end:end + 1] not in (">", "]", "}", ",", "|"):
+        return False
+    opener = start - 1
+    return not (sub.around[0] in "<[" and _DECLARES.search(text, max(0, opener - 80), opener))
+
+
 def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
     """Whether the changed span `op` holds a line break on either side."""
     _, i1, i2, j1, j2 = op
@@ -326,6 +353,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
             found = _one_change(a, b, [union], lines=True, keywords=keywords)
+        elif _wrapping(a, b, union):
+            found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+            return dataclasses.replace(_made(found, a, b, ops, old, new, language), name=False, wrapped=True)
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
@@ -496,6 +526,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
         if wraps and text[end:end + 1] in (".", "[", "("):
+            continue
+        if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue

@@ -428,3 +428,16 @@ def test_a_renamed_code_name_is_renamed_in_strings_that_are_that_name():
     event = EditEvent("a.py", 0, "    version: MacVersion | None\n", "    version: AppleVersion | None\n")
     edit = propagate(event, 'version = cast("MacVersion", v)\n', 0, "python")
     assert edit is not None and edit.text == "AppleVersion"
+
+
+def test_a_name_wrapped_in_a_generic_is_wrapped_where_it_is_a_type_argument():
+    old, new = "      true extends IsValues<T>\n", "      true extends IsValues<Exclude<T, null>>\n"
+    text = "type IsRecord<T, U> = T\nconst T = 1\n      true extends IsRecord<T, false>\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("T", "Exclude<T, null>")
+    assert text[:edit.start].endswith("extends IsRecord<")  # not the declaration's type parameter, nor the value
+    # in a JSDoc type too: `{ExportInfo}` → `{InstanceType<ExportInfo>}` where the type is `{ExportInfo}`
+    old, new = " * @param {ExportInfo} info\n", " * @param {Array<ExportInfo>} info\n"
+    text = "/**\n * ExportInfo of the module\n * @returns {ExportInfo} the info\n */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript", region="comment")
+    assert edit is not None and text[:edit.start].endswith("@returns {")
