@@ -533,8 +533,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
-        if sub.lead and not _lead_at(text, start) and not (mentioned and _whole_string(text, start, end)):
-            continue  # `x: List` and `-> List` are both type positions; `"List"` names the type wherever it stands
+        if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
+            continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
@@ -543,8 +543,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
                 if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
                     continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
-            if kind != sub.region and not (kind == COMMENT and mentioned) \
-                    and not (kind == STRING and mentioned and _whole_string(text, start, end)):
+            if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
 
@@ -573,12 +572,6 @@ def _callee(before: str) -> str:
 
 
 _NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")
-
-
-def _whole_string(text: str, start: int, end: int) -> bool:
-    """Whether [start, end) is the whole text of a quoted string (`cast("MacVersion", x)`, `__all__ = ["name"]`):
-    a string that is a code name and nothing else refers to it (a forward reference, an export list)."""
-    return start > 0 and text[start - 1:start] in _QUOTES and text[end:end + 1] == text[start - 1]
 
 
 def _quoted(text: str) -> bool:

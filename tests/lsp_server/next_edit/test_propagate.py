@@ -415,21 +415,6 @@ def test_a_quoted_literal_replaced_by_a_constant_anchors_itself_in_its_slot():
     assert text[:edit.start].endswith("255 : 0, ")
 
 
-def test_a_renamed_code_name_is_renamed_in_strings_that_are_that_name():
-    text = 'print("MacVersion is a tuple")\nversion = cast("MacVersion", v)\n'
-    assert _next("MacVersion = Tuple[int, int]\n", "AppleVersion = Tuple[int, int]\n", text) == \
-        ("MacVersion", "AppleVersion")
-    edit = propagate(EditEvent("a.py", 0, "MacVersion = Tuple[int, int]\n", "AppleVersion = Tuple[int, int]\n"),
-                     text, 0, "python")
-    assert edit is not None and text[:edit.start].endswith('cast("')
-    # a word is no code name: its string is a value
-    assert _next("count = 1\n", "total = 1\n", 'key = "count"\n') is None
-    # a forward reference names the type wherever it stands, also where the edited one was in a type position
-    event = EditEvent("a.py", 0, "    version: MacVersion | None\n", "    version: AppleVersion | None\n")
-    edit = propagate(event, 'version = cast("MacVersion", v)\n', 0, "python")
-    assert edit is not None and edit.text == "AppleVersion"
-
-
 def test_a_name_wrapped_in_a_generic_is_wrapped_where_it_is_a_type_argument():
     old, new = "      true extends IsValues<T>\n", "      true extends IsValues<Exclude<T, null>>\n"
     text = "type IsRecord<T, U> = T\nconst T = 1\n      true extends IsRecord<T, false>\n"
