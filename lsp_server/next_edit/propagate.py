@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import keyword
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,7 +29,7 @@ from typing import Iterator
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .lexical import CODE, COMMENT, Regions, regions
+from .lexical import CODE, COMMENT, STRING, Regions, regions
 
 #: A difflib opcode: (tag, i1, i2, j1, j2).
 Op = tuple[str, int, int, int, int]
@@ -82,6 +83,8 @@ class Substitution:
     spread: int = 0
     #: A narrower anchor of the same change, tried where `old` stands nowhere ahead of the cursor.
     fallback: "Substitution | None" = None
+    #: A name wrapped in a generic (`T` → `Exclude<T, null>`): repeated only where the name is a type argument.
+    wrapped: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -100,6 +103,15 @@ KEYWORDS = frozenset("""
     interface is lambda let loop match mod mut new nonlocal not or package pass pub raise return static struct
     super switch throw try type typeof use var void where while with yield
 """.split())
+
+#: Python's own keywords (its literals aside): `type`, `match`, `case` are names there (soft keywords), so `Type` →
+#: `type` (typing's alias replaced by the built-in) is a rename, though TypeScript reserves `type`.
+PYTHON_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
+
+
+def _keywords(language: str) -> frozenset[str]:
+    """The words a rename must not touch in `language`: Python's own list for Python, else the common languages'."""
+    return PYTHON_KEYWORDS if language == "python" else KEYWORDS
 
 
 #: Built-in types and literals of the common languages: used everywhere, so changing one at one place (`x: int` →
@@ -126,6 +138,23 @@ def _typed(a: list[str], i: int) -> bool:
     while k >= 0 and a[k].isspace() and "\n" not in a[k]:
         k -= 1
     return k >= 0 and a[k] in ("<", "[", "{", "|")
+
+
+def _alone_on_line(a: list[str], i: int) -> bool:
+    """Whether token `i` is the only word on its line (`      number,` in a type's parameters continued from the line
+    above): nothing there says it is a variable, and a built-in standing so is a type (the line above, which would
+    tell, is not in the edit)."""
+    k = i - 1
+    while k >= 0 and "\n" not in a[k]:
+        if _WORDY.match(a[k]):
+            return False
+        k -= 1
+    k = i + 1
+    while k < len(a) and "\n" not in a[k]:
+        if _WORDY.match(a[k]):
+            return False
+        k += 1
+    return True
 
 
 def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
@@ -168,9 +197,10 @@ def _enclosure(a: list[str], i1: int, i2: int) -> tuple[int, int] | None:
     return None
 
 
-def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | None:
+def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEYWORDS
+              ) -> tuple[int, int, bool] | None:
     """How many unchanged tokens left and right of the change make it a findable substitution, and whether it is
-    anchored at the end of its line; None: it is not a substitution."""
+    anchored at the end of its line; None: it is not a substitution. `keywords`: the language's reserved words."""
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
     # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
@@ -179,13 +209,16 @@ def _widening(a: list[str], b: list[str], op: Op) -> tuple[int, int, bool] | Non
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
         len(core_new) == 1 and core_new[0] in COMMON_NAMES)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
-        if core_old[0] in KEYWORDS or core_new[0] in KEYWORDS:
+        if core_old[0] in keywords or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
-        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1))
+        distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1)
+                                 or _alone_on_line(a, i1))
         if not distinct:
             return 0, 0, False  # a rename
+    if _quoted("".join(core_old)) and _has_anchor(core_new) and not _quoted("".join(core_new)):
+        return 0, 0, False  # `"1"` → `IMAGING_MODE_1`: the literal anchors itself, in its slot (see `occurrences`)
     if len(core_old) == 1 and len(core_new) == 1 and _VERSION.match(core_old[0]) and _VERSION.match(core_new[0]):
         return 0, 0, False  # a version (`2.29.1` → `2.29.2`) stands for itself wherever it is
     if not core_old or not core_new:  # an insertion or a deletion
@@ -249,6 +282,52 @@ def _closed(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+def _named(a: list[str], b: list[str], op: Op) -> Op:
+    """`op` widened to the right, within its line, to the first name after it when it begins with a built-in type and
+    holds no other name: a type changed in a declaration is anchored by the declared name (`char *mode` → `ModeID
+    mode`, not every `char *`). Unchanged when no name follows on the line."""
+    tag, i1, i2, j1, j2 = op
+    if not (i1 < i2 and a[i1] in COMMON_NAMES and a[i1] not in LITERALS) or sum(map(_is_name, a[i1:i2])) >= 2:
+        return op
+    for k in range(_WIDEN):
+        if i2 + k >= len(a) or "\n" in a[i2 + k]:
+            break
+        if _is_name(a[i2 + k]):
+            return tag, i1, i2 + k + 1, j1, j2 + k + 1
+    return op
+
+
+_GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
+
+
+def _wrapping(a: list[str], b: list[str], op: Op) -> bool:
+    """Whether `op` wraps one name in a generic (`T` → `Exclude<T, null>`, `Foo` → `Array<Foo>`), within its line."""
+    _, i1, i2, j1, j2 = op
+    old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
+    return (i2 - i1 == 1 and _is_name(old) and "\n" not in new and _GENERIC.match(new) is not None
+            and old in _tokens(new) and new.rstrip()[-1:] in (">", "]") and not any(_balanced(new)))
+
+
+#: Keywords that declare the name before a `<`: its type parameters (`type X<T>`) are no type arguments.
+_DECLARES = re.compile(r"\b(?:type|interface|class|function|def)\s+[\w$]+\s*\Z")
+
+
+def _type_argument(text: str, start: int, end: int, sub: Substitution) -> bool:
+    """Whether the name at [start, end) is a type argument as the wrapped one was: after the same opening character
+    (`IsRecord<T, false>` like `IsValues<T>`), closed or followed by the next argument, and not a declaration's type
+    parameter (`type IsRecord<T, U>`)."""
+    if text[start - 1:start] != sub.around[0] or text[end:end + 1] not in (">", "]", "}", ",", "|"):
+        return False
+    opener = start - 1
+    return not (sub.around[0] in "<[" and _DECLARES.search(text, max(0, opener - 80), opener))
+
+
+def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
+    """Whether the changed span `op` holds a line break on either side."""
+    _, i1, i2, j1, j2 = op
+    return any("\n" in t for t in a[i1:i2] + b[j1:j2])
+
+
 @lru_cache(maxsize=64)
 def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
@@ -263,14 +342,20 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
                      if op[0] != "equal"]
     if not ops:
         return None
-    found = _one_change(a, b, ops)
+    keywords = _keywords(language)
+    found = _one_change(a, b, ops, keywords=keywords)
     if found is None and len(ops) > 1:
-        found = _one_change(a, b, ops, repeated=True)  # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
-    if found is None and len(ops) > 1:
-        union: Op = _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]))
+        # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
+        found = _one_change(a, b, ops, repeated=True, keywords=keywords)
+    if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
+        # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
+        union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
-            found = _one_change(a, b, [union], lines=True)
+            found = _one_change(a, b, [union], lines=True, keywords=keywords)
+        elif _wrapping(a, b, union):
+            found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+            return dataclasses.replace(_made(found, a, b, ops, old, new, language), name=False, wrapped=True)
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
@@ -280,7 +365,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
         # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
         # nowhere ahead, the last argument and the closing bracket anchor it
-        narrow = _one_change(a, b, ops, repeated=True)
+        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
     return sub
@@ -314,11 +399,11 @@ def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | No
     return None
 
 
-def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False
-                ) -> tuple[str, str, Op, int, bool] | None:
+def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False,
+                keywords: frozenset[str] = KEYWORDS) -> tuple[str, str, Op, int, bool] | None:
     """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
     anchored by that name and the closing bracket alone, not by each call's whole bracket."""
-    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0])
+    widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0], keywords)
     if widening is None:
         return None
     left, right, at_end = widening
@@ -437,8 +522,12 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
     # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
     wraps = _wraps_last_name(sub.old, sub.new)
+    # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
+    literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
         if wraps and text[end:end + 1] in (".", "[", "("):
+            continue
+        if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
@@ -450,9 +539,44 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
         if not anchored:
             kind = lexed.kind_at(start)
+            if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
+                kind = lexed.kind_at(start - 1) if start > 0 else CODE
+                if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
+                    continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+def _same_slot(sub: Substitution, text: str, start: int, end: int) -> bool:
+    """Whether the occurrence at [start, end) stands where the edited one stood: the same characters around it and
+    the same call around it (`CHOP2(..., "1")`, not `strcmp(mode, "1")`)."""
+    if (text[start - 1:start], text[end:end + 1]) != sub.around:
+        return False
+    line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+    return _callee(text[line_start:start]) == _callee(sub.context[0])
+
+
+def _callee(before: str) -> str:
+    """The name before the innermost bracket still open at the end of `before` (one line), or "" outside any."""
+    depth = 0
+    for i in range(len(before) - 1, -1, -1):
+        if before[i] in ")]}":
+            depth += 1
+        elif before[i] in "([{":
+            if depth == 0:
+                words = _NAME_BEFORE.search(before, 0, i)
+                return words.group(1) if words else ""
+            depth -= 1
+    return ""
+
+
+_NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")
+
+
+def _quoted(text: str) -> bool:
+    """Whether `text` is one whole quoted literal (`"L"`, `'debug'`)."""
+    return len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0] and text[0] not in text[1:-1]
 
 
 def _wraps_last_name(old: str, new: str) -> bool:

@@ -362,3 +362,67 @@ def test_a_wrapped_operand_is_not_wrapped_where_the_operand_goes_on():
     event = EditEvent("a.js", 0, "if (typeof o.a === 'x') {}\n", "if (_typeof(o.a) === 'x') {}\n")
     text = "if (_typeof(o.a) === 'x') {}\nif (typeof o.a[k] === 'y') {}\n"
     assert propagate(event, text, 16, "javascript") is None
+
+
+def test_keywords_are_the_languages_own():
+    # Python's `type` is a built-in name (a soft keyword at most): typing's `Type` replaced by it is a rename there
+    assert _next("    x: Type[Any]\n", "    x: type[Any]\n", "def f(y: Type[Any]):\n") == ("Type", "type")
+    # TypeScript reserves `type`: there the same change is no rename
+    assert _next("  x: Type;\n", "  x: type;\n", "  y: Type;\n", language="typescript") is None
+    # a Python keyword stays one
+    assert _next("    from_ = 1\n", "    from = 1\n", "    from_ = 2\n") is None
+
+
+def test_a_builtin_alone_on_its_line_is_a_type_not_a_variable():
+    # `new Map<\n  number,\n  {...}>`: the parameter's line holds no other word; `number` elsewhere is not renamed
+    text = "    {\n        due: number;\n        handle: number;\n"
+    assert _next("      number,\n", "      TimerHandle,\n", text, language="typescript") is None
+    # a variable that shadowed a built-in, on a line that shows it, is still renamed
+    assert _next("def f(list):\n", "def f(items):\n", "    return list\n") == ("list", "items")
+
+
+def test_statements_replaced_over_lines_by_one_are_repeated_where_they_recur_verbatim():
+    old, new = "    Py_INCREF(Py_None);\n    return Py_None;\n", "    Py_RETURN_NONE;\n"
+    text = "    return Py_None;\n}\n\nstatic PyObject *g(void) {\n    Py_INCREF(Py_None);\n    return Py_None;\n}\n"
+    assert _next(old, new, text, language="c") == ("Py_INCREF(Py_None);\n    return Py_None", "Py_RETURN_NONE")
+    # one name over lines is no anchor
+    assert _next("    x =\n        1;\n", "    x = 2;\n", "    x =\n        1;\n", language="c") is None
+
+
+def test_a_quoted_literal_replaced_by_a_constant_is_replaced_where_it_stands_in_code():
+    old = '    im = ImagingNewDirty("L", xsize, ysize);\n'
+    new = "    im = ImagingNewDirty(IMAGING_MODE_L, xsize, ysize);\n"
+    text = '    /* mode "L" */\n    s = "mode \\"L\\"";\n    out = ImagingNewDirty("L", xsize, ysize);\n'
+    assert _next(old, new, text, language="c", edit_at=0) == ('"L"', "IMAGING_MODE_L")
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
+    assert edit is not None and text[:edit.start].endswith("ImagingNewDirty(")
+    # the same slot only: a comparison with the value is rewritten otherwise (`strcmp(m, "L") == 0` → `m == ...`)
+    assert _next(old, new, '    if (strcmp(mode, "L") == 0) {\n', language="c", edit_at=0) is None
+
+
+def test_a_type_changed_in_a_declaration_is_anchored_by_the_declared_name():
+    old = "ImagingNewPrologue(const char *mode, int xsize) {\n"
+    new = "ImagingNewPrologue(const ModeID mode, int xsize) {\n"
+    text = "    const char *name = NULL;\n    char *mode;\n"
+    assert _next(old, new, text, language="c") == ("char *mode", "ModeID mode")
+
+
+def test_a_quoted_literal_replaced_by_a_constant_anchors_itself_in_its_slot():
+    old, new = '    CHOP2(in1[x] ? 255 : 0, "1");\n', "    CHOP2(in1[x] ? 255 : 0, IMAGING_MODE_1);\n"
+    text = '    if (strcmp(mode, "1") == 0) {}\n    CHOP2(in2[x] ? 255 : 0, "1");\n'
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c", edit_at=0)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ('"1"', "IMAGING_MODE_1")
+    assert text[:edit.start].endswith("255 : 0, ")
+
+
+def test_a_name_wrapped_in_a_generic_is_wrapped_where_it_is_a_type_argument():
+    old, new = "      true extends IsValues<T>\n", "      true extends IsValues<Exclude<T, null>>\n"
+    text = "type IsRecord<T, U> = T\nconst T = 1\n      true extends IsRecord<T, false>\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("T", "Exclude<T, null>")
+    assert text[:edit.start].endswith("extends IsRecord<")  # not the declaration's type parameter, nor the value
+    # in a JSDoc type too: `{ExportInfo}` → `{InstanceType<ExportInfo>}` where the type is `{ExportInfo}`
+    old, new = " * @param {ExportInfo} info\n", " * @param {Array<ExportInfo>} info\n"
+    text = "/**\n * ExportInfo of the module\n * @returns {ExportInfo} the info\n */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript", region="comment")
+    assert edit is not None and text[:edit.start].endswith("@returns {")
