@@ -19,6 +19,8 @@ import re
 import time
 from typing import Any, Callable
 
+from engine.languages import default_table
+
 from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.replace_range import replace_range_end
 from lsp_server.syntax import extra_defaults, parser_for
@@ -106,7 +108,40 @@ def _tail_lines(lines: list[str]) -> list[str]:
     return lines[:end]
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+#: Where brackets do not count: string literals on one line, `/* … */` comments.
+_ONE_LINE_STRING = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'")
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+
+
+def unclosed_brackets(text: str, line_comment: str | None, strings: tuple[str, ...] = ()) -> str:
+    """The closers of the brackets `text` leaves open, innermost first (`})` for `f(() => {`), or "" when its
+    brackets do not pair up (a bracket in a construct this scan does not understand). Strings on one line, the
+    language's multi-line strings, line comments and `/* … */` comments do not count."""
+    for delimiter in strings:
+        quoted = re.escape(delimiter)
+        text = re.sub(quoted + r".*?(?:" + quoted + r"|\Z)", " ", text, flags=re.DOTALL)
+    text = _BLOCK_COMMENT.sub(" ", text)
+    stack: list[str] = []
+    for line in text.split("\n"):
+        line = _ONE_LINE_STRING.sub(" ", line)
+        if line_comment and line_comment in line:
+            line = line[:line.index(line_comment)]
+        for char in line:
+            if char in _PAIRS:
+                stack.append(_PAIRS[char])
+            elif char in ")]}":
+                if not stack or stack.pop() != char:
+                    return ""
+    return "".join(reversed(stack))
+
+
 def _window(ctx: PostprocessContext) -> tuple[str, str]:
+    """The code parsed around the item: the head before it, the tail after it. The tail ends with the closers of
+    the blocks and brackets the window leaves open (each on a line of its own): a window of a brace language ends
+    inside the function and class it starts in, and without them the code around the cursor parsed with an error
+    over all of it, so that no item could be judged and the cut was off (real-code benchmark: a third of the tune
+    split's tasks, most in TypeScript)."""
     head = "\n".join(_head_lines(ctx.prefix_lines))
     tail = "\n".join(_tail_lines(ctx.suffix_lines))
     if len(head) > CHARS_BEFORE:
@@ -115,6 +150,10 @@ def _window(ctx: PostprocessContext) -> tuple[str, str]:
     if len(tail) > CHARS_AFTER:
         end = tail.rfind("\n", 0, CHARS_AFTER)
         tail = tail[:end] if end > 0 else tail[:CHARS_AFTER]
+    language = default_table().lookup(ctx.language)
+    closers = unclosed_brackets(head + tail, language.line_comment, language.multiline_strings)
+    if closers:
+        tail = tail + "\n" + "\n".join(closers)
     return head, tail
 
 
