@@ -4,14 +4,14 @@ A prefetch or a cache warm-up is a guess; on a shared server it takes a slot ano
 llama-server makes a request that finds no idle slot wait (`requests_deferred`) until one frees. So speculative work
 asks the server first and steps aside:
 
-- it is sent only when, after it takes a slot, one is still idle (or the server is otherwise idle: then the only
-  request that could want the slot is this user's own, which cancels its prefetch before it calls the model), and
-  nobody is waiting;
+- it is sent only when, after it takes a slot, `headroom` slots are still idle (one on a 2-slot server, else two;
+  or the server is otherwise idle: then the only request that could want the slot is this user's own, which
+  cancels its prefetch before it calls the model), and nobody is waiting;
 - while it runs, the server is looked at every `POLL_S`; it is cancelled (llama-server frees a slot whose
-  connection closes after its current batch) when a request is deferred, and already when it holds the last idle
-  slot while another client uses the server: the gate cannot see a request before it waits, so a guess that stays
-  on a full server makes the next user's keystroke wait up to one look (the multi-user benchmark counted 2 such
-  waits in 718 samples when guesses yielded only to a deferred request);
+  connection closes after its current batch) when a request is deferred, and already when fewer than `headroom`
+  slots are idle while another client uses the server: the gate cannot see a request before it waits, so a guess
+  that stays on a full server makes the next user's keystroke wait (the multi-user benchmark counted 2 such waits
+  in 718 samples when guesses yielded only to a deferred request);
 - after a 429 or 503 from the server, nothing speculative is sent for `BACKOFF_S` (or what Retry-After says).
 
 What the server says comes from `GET /slots` (each slot's `is_processing`; on by default) and `GET /metrics`
@@ -63,13 +63,25 @@ class Load:
         return max(0, self.slots - self.busy)
 
 
+def headroom(load: Load) -> int:
+    """Idle slots a guess leaves to other clients' next requests: two where there are more than two slots.
+
+    One is not enough, measured: a cancelled guess frees its slot only when llama-server has noticed the closed
+    connection and finished its current batch (during a long prompt's prefill, most likely seconds on a CPU), and
+    a request arriving meanwhile waits. With one slot of headroom the multi-user benchmark (N = 4, 600 keystrokes,
+    two runs each) saw a request deferred behind a guess in 72 samples of one run; with two in none, and requests
+    deferred in 3.4-3.7 % of the samples instead of 18-22 %, at the same keystrokes saved. A server of two slots
+    has no second one to spare."""
+    return 2 if load.slots > 2 else 1
+
+
 def admit_reason(load: Load, own_running: int = 0) -> str | None:
     """Why a new speculative request must not be sent now (None: send it). `own_running`: this client's
     speculative requests already on the server."""
     if load.deferred:
         return f"{load.deferred} request(s) waiting for a slot"
     others = load.busy - own_running
-    if load.idle >= 2 or (load.idle >= 1 and others <= 0):
+    if load.idle >= 1 + headroom(load) or (load.idle >= 1 and others <= 0):
         return None
     return f"{load.busy} of {load.slots} slots busy"
 
@@ -78,14 +90,14 @@ def yield_reason(load: Load, own_running: int = 1, own_requests: int = 0) -> str
     """Why a running speculative request must give its slot up (None: it may go on). `own_running`: this client's
     speculative requests on the server (this one included); `own_requests`: this client's user requests there.
 
-    A request is waiting; or no slot is idle while another client holds one: the next request to arrive would
-    wait behind the guess, and the gate sees it only after it waited. On a full server that only this client uses,
-    its own next request supersedes its guess before it is sent."""
+    A request is waiting; or fewer than `headroom` slots are idle while another client holds one: the next
+    requests to arrive would wait behind the guess, and the gate sees them only after they waited. On a full
+    server that only this client uses, its own next request supersedes its guess before it is sent."""
     if load.deferred:
         return f"{load.deferred} request(s) waiting for a slot"
     others = load.busy - own_running - own_requests
-    if load.idle == 0 and others > 0:
-        return f"all {load.slots} slots busy, {others} with other clients' requests"
+    if load.idle < headroom(load) and others > 0:
+        return f"{load.busy} of {load.slots} slots busy, {others} with other clients' requests"
     return None
 
 

@@ -25,7 +25,10 @@ from engine.types import CompletionOptions, Prompt
 
 def test_admitted_only_when_a_slot_stays_free_for_a_user():
     assert admit_reason(Load(slots=2, busy=0)) is None
-    assert admit_reason(Load(slots=4, busy=2)) is None
+    assert admit_reason(Load(slots=4, busy=1)) is None
+    # more than two slots: two stay free (a cancelled guess frees its slot only after llama-server's current batch)
+    assert admit_reason(Load(slots=4, busy=2)) == "2 of 4 slots busy"
+    assert admit_reason(Load(slots=8, busy=5)) is None
     assert admit_reason(Load(slots=2, busy=1)) == "1 of 2 slots busy"  # it would take the last free slot
     assert admit_reason(Load(slots=1, busy=0)) is None  # nobody else there: the user's own request cancels it
     assert admit_reason(Load(slots=2, busy=1), own_running=1) is None  # the busy one is this client's own guess
@@ -34,16 +37,19 @@ def test_admitted_only_when_a_slot_stays_free_for_a_user():
 
 def test_a_running_guess_yields_when_someone_waits():
     assert yield_reason(Load(slots=2, busy=2, deferred=1)) == "1 request(s) waiting for a slot"
-    assert yield_reason(Load(slots=4, busy=3, deferred=0)) is None  # a slot is still free for the next request
+    assert yield_reason(Load(slots=4, busy=2, deferred=0)) is None  # two slots still free for the next requests
     assert yield_reason(Load(slots=1, busy=1)) is None  # only the guess itself
 
 
 def test_a_running_guess_does_not_hold_the_last_free_slot_while_another_client_uses_the_server():
     """Nobody waits yet, but the next request to arrive would wait behind the guess (the multi-user benchmark saw
     it when guesses yielded only to a deferred request): the guess steps aside first, with or without /metrics."""
-    assert yield_reason(Load(slots=2, busy=2, deferred=0)) == "all 2 slots busy, 1 with other clients' requests"
-    assert yield_reason(Load(slots=2, busy=2)) == "all 2 slots busy, 1 with other clients' requests"
+    assert yield_reason(Load(slots=2, busy=2, deferred=0)) == "2 of 2 slots busy, 1 with other clients' requests"
+    assert yield_reason(Load(slots=2, busy=2)) == "2 of 2 slots busy, 1 with other clients' requests"
     assert yield_reason(Load(slots=4, busy=4, deferred=0), own_running=2) is not None
+    # more than two slots: the guess leaves when fewer than two are idle
+    assert yield_reason(Load(slots=4, busy=3, deferred=0)) == "3 of 4 slots busy, 2 with other clients' requests"
+    assert yield_reason(Load(slots=2, busy=1, deferred=0)) is None
     # the other busy slots are this client's own: its next request supersedes the guess before it is sent
     assert yield_reason(Load(slots=2, busy=2, deferred=0), own_running=1, own_requests=1) is None
     assert yield_reason(Load(slots=2, busy=2, deferred=0), own_running=2) is None
