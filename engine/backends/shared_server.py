@@ -66,12 +66,12 @@ class Load:
 def headroom(load: Load) -> int:
     """Idle slots a guess leaves to other clients' next requests: two where there are more than two slots.
 
-    One is not enough, measured: a cancelled guess frees its slot only when llama-server has noticed the closed
-    connection and finished its current batch (during a long prompt's prefill, most likely seconds on a CPU), and
-    a request arriving meanwhile waits. With one slot of headroom the multi-user benchmark (N = 4, 600 keystrokes,
-    two runs each) saw a request deferred behind a guess in 72 samples of one run; with two in none, and requests
-    deferred in 3.4-3.7 % of the samples instead of 18-22 %, at the same keystrokes saved. A server of two slots
-    has no second one to spare."""
+    One is not enough: a cancelled guess frees its slot only when llama-server has noticed the closed connection
+    and finished its current batch (a prompt's prefill is one batch), and a request arriving meanwhile waits. In the
+    multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
+    guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
+    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are no longer sent to a shared
+    server at all: LlamaCppCompletion.warm.) A server of two slots has no second one to spare."""
     return 2 if load.slots > 2 else 1
 
 
