@@ -250,22 +250,51 @@ class LlamaCppCompletion(LlamaCppHttp):
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle).
 
-        Not on a shared server: a whole prompt's prefill is one batch that llama-server finishes before it notices
-        a closed connection (seconds on a CPU), so a warm-up cannot step aside when a user needs its slot; and the
-        slot it fills is not this client's to keep. The multi-user benchmark counted 68 samples of a request
-        deferred behind a guess at N = 4 with warm-ups sent, while the prefetches in that run had yielded once."""
+        Not while other clients use the server (the gate saw one within OTHERS_WINDOW_S): a whole prompt's prefill
+        is one batch that llama-server finishes before it notices a closed connection (seconds on a CPU), so a
+        warm-up cannot step aside when a user needs its slot. The multi-user benchmark counted 68 and 72 samples
+        of a request deferred behind a guess at N = 4 with warm-ups sent, while the prefetches yielded once. On a
+        llama-server only this client uses, it is sent as a guess that yields like a prefetch."""
         if self.gate is not None:
-            raise SpeculationHeld(VENDOR, "cache warm-up not sent: the server is shared and a prefill cannot yield")
+            if self.gate.others_seen():
+                raise SpeculationHeld(VENDOR, "cache warm-up not sent: other clients use the server, and a prefill "
+                                              "cannot step aside")
+            reason = await self.gate.admit()
+            if reason is not None:
+                raise SpeculationHeld(VENDOR, f"cache warm-up held: {reason}")
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
         # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses
         body.update(n_predict=0, stream=False, seed=SPECULATIVE_SEED)
         slot = self._pin(body, prompt, options)
         try:
-            await self.post_json(self.path, body)
+            if self.gate is None:
+                await self.post_json(self.path, body)
+            else:
+                await self._post_yielding(body, self.gate)
         finally:
             if slot is not None and self.router is not None:
                 self.router.end(slot)
+
+    async def _post_yielding(self, body: dict[str, Any], gate: SharedServerGate) -> None:
+        """A speculative non-streamed request on a shared server, cancelled when someone needs its slot (raised as
+        SpeculationHeld)."""
+        gate.running += 1
+        post = asyncio.ensure_future(self.post_json(self.path, body))
+        yielded: list[str] = []
+        watcher = asyncio.ensure_future(gate.watch(yielded.append))
+        try:
+            await asyncio.wait({post, watcher}, return_when=asyncio.FIRST_COMPLETED)
+            if not post.done():
+                post.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await post
+                raise SpeculationHeld(VENDOR, f"cache warm-up yielded its slot: {yielded[0]}", yielded=True)
+            post.result()
+        finally:
+            gate.running -= 1
+            watcher.cancel()
+            post.cancel()
 
     async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
                                stats: GenerationStats | None = None) -> list[str]:

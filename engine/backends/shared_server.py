@@ -46,6 +46,8 @@ REPORT_TIMEOUT_S = 0.5
 REPORT_TTL_S = 0.05
 #: Why nothing speculative is sent during the back-off after a 429 or 503.
 BACKOFF_REASON = "the server answered 429/503 a moment ago"
+#: A server on which another client was seen busy within this long counts as shared now (no cache warm-ups).
+OTHERS_WINDOW_S = 300.0
 #: Gate events kept for inspection (SharedServerGate.events).
 EVENTS_KEPT = 1000
 
@@ -156,6 +158,8 @@ class SharedServerGate:
         self.running = 0
         #: This client's own user requests on the server now (not speculative): not "another client".
         self.own_requests = 0
+        #: When a look last saw a slot busy with another client's request (None: never).
+        self._others_seen_at: float | None = None
         self.stats = GateStats()
         #: (event, detail), newest last, for tests that count what happened. Bounded: every speculative request adds
         #: one, for as long as the server runs (a list grew by ~150 bytes per prefetch all session).
@@ -227,8 +231,18 @@ class SharedServerGate:
         load = await self.load()
         if load is None:
             return "blind", None, None
+        self._note_others(load)
         reason = admit_reason(load, self.running)
         return ("busy" if reason is not None else "free"), reason, load
+
+    def _note_others(self, load: Load) -> None:
+        if load.busy - self.running - self.own_requests > 0:
+            self._others_seen_at = self._clock()
+
+    def others_seen(self) -> bool:
+        """Whether another client was seen using the server within OTHERS_WINDOW_S: a server of one's own (a
+        user's llama-server that only this editor uses) is not shared in that sense."""
+        return self._others_seen_at is not None and self._clock() - self._others_seen_at < OTHERS_WINDOW_S
 
     async def admit(self) -> str | None:
         """None: a speculative request may be sent now; else why not (counted)."""
@@ -263,6 +277,8 @@ class SharedServerGate:
                 reason: str | None = "the server answered 429/503"
             else:
                 load = await self.load()
+                if load is not None:
+                    self._note_others(load)
                 reason = yield_reason(load, self.running, self.own_requests) if load is not None else None
             if reason is not None:
                 self.stats.yielded += 1

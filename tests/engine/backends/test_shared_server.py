@@ -149,25 +149,66 @@ async def test_the_gate_counts_this_clients_user_requests_as_its_own():
     await client.aclose()
 
 
-async def test_no_cache_warm_up_is_sent_to_a_shared_server():
-    """A warm-up's prefill cannot step aside midway (llama-server finishes the batch first): on a shared server it
-    is not sent at all (68 samples of a request deferred behind one at N = 4 in the multi-user benchmark)."""
+async def test_no_cache_warm_up_is_sent_while_other_clients_use_the_server():
+    """A warm-up's prefill cannot step aside midway (llama-server finishes the batch first): once the gate has seen
+    another client on the server, none is sent (68 samples of a request deferred behind one at N = 4 in the
+    multi-user benchmark). On a server nobody else uses it is sent."""
     sent: list[str] = []
+    slots = [[{"is_processing": False}] * 4]
 
     def handler(request: httpx.Request) -> httpx.Response:
         sent.append(request.url.path)
-        return httpx.Response(200, json=[{"is_processing": False}] * 4) if request.url.path == "/slots" \
-            else httpx.Response(200, json={"content": ""})
+        if request.url.path == "/slots":
+            return httpx.Response(200, json=slots[0])
+        return httpx.Response(200, json={"content": ""}) if request.url.path == "/infill" else httpx.Response(404)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    prompt = Prompt(text="import os\n", prefix="import os\n", suffix=None, language="python")
-    shared = LlamaCppCompletion("http://shared.test", shared=True, client=client)
+    prompt = Prompt(text="import os\n", prefix="import os\n", suffix="", language="python")
+    backend = LlamaCppCompletion("http://shared.test", use_infill=True, shared=True, client=client)
+    assert backend.gate is not None
+    now = [1000.0]
+    backend.gate._clock = lambda: now[0]
+    await backend.warm(prompt)  # nobody else there: sent
+    assert "/infill" in sent
+    now[0] += 1.0  # a fresh report
+    slots[0] = [{"is_processing": True}] + [{"is_processing": False}] * 3  # another client's request
+    assert await backend.gate.busy_with_others() is None  # a look (the in-burst early call's) sees it
+    sent.clear()
     with pytest.raises(SpeculationHeld) as held:
-        await shared.warm(prompt)
-    assert "shared" in str(held.value) and sent == []
-    own = LlamaCppCompletion("http://own.test", shared=False, client=client)  # a server of its own is warmed
-    await own.warm(prompt)
-    assert sent == ["/completion"]
+        await backend.warm(prompt)
+    assert "other clients" in str(held.value) and sent == []
+    now[0] += 301.0  # nobody else for five minutes: a server of one's own again
+    slots[0] = [{"is_processing": False}] * 4
+    await backend.warm(prompt)
+    assert "/infill" in sent
+    await client.aclose()
+
+
+async def test_a_cache_warm_up_gives_its_slot_up_like_a_prefetch():
+    """On a server nobody else used so far a warm-up is sent, watched, and cancelled when another client takes the
+    last free slots."""
+    warm_started = asyncio.Event()
+    never = asyncio.Event()
+    slots = [[{"is_processing": False}, {"is_processing": False}]]
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/slots":
+            return httpx.Response(200, json=slots[0])
+        if request.url.path == "/completion":
+            warm_started.set()
+            slots[0] = [{"is_processing": True}, {"is_processing": True}]  # the warm-up and another client
+            await never.wait()
+        return httpx.Response(404)
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    backend = LlamaCppCompletion("http://shared.test", shared=True, client=client)
+    prompt = Prompt(text="import os\n", prefix="import os\n", suffix=None, language="python")
+    with pytest.raises(SpeculationHeld) as held:
+        await asyncio.wait_for(backend.warm(prompt), 60)
+    assert warm_started.is_set() and held.value.yielded
+    assert "other clients' requests" in str(held.value)
+    assert backend.gate is not None and backend.gate.stats.yielded == 1 and backend.gate.running == 0
+    assert backend.gate.others_seen()
     await client.aclose()
 
 
