@@ -72,8 +72,8 @@ def headroom(load: Load) -> int:
     and finished its current batch (a prompt's prefill is one batch), and a request arriving meanwhile waits. In the
     multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
     guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
-    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are no longer sent to a shared
-    server at all: LlamaCppCompletion.warm.) A server of two slots has no second one to spare."""
+    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all while other
+    clients use the server: LlamaCppCompletion.warm.) A server of two slots has no second one to spare."""
     return 2 if load.slots > 2 else 1
 
 
