@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any, AsyncGenerator
+from typing import TYPE_CHECKING, Any, AsyncGenerator, AsyncIterator
 
 import httpx
 
@@ -86,6 +86,34 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
     if options.speculative:
         body["seed"] = SPECULATIVE_SEED
     return body
+
+
+@contextlib.asynccontextmanager
+async def _yielding(gate: SharedServerGate, what: str) -> AsyncIterator[None]:
+    """Runs the body as a guess on a shared server: counted as this client's, watched, and cancelled when someone
+    needs its slot (raised as SpeculationHeld, so callers see why it ended). The caller has admitted it."""
+    task = asyncio.current_task()
+    yielded: list[str] = []
+
+    def on_yield(why: str) -> None:
+        yielded.append(why)
+        if task is not None:
+            task.cancel()
+
+    gate.running += 1
+    watcher = asyncio.ensure_future(gate.watch(on_yield))
+    try:
+        yield
+    except asyncio.CancelledError:
+        if not yielded:
+            raise
+        uncancel = getattr(task, "uncancel", None)  # Python 3.11+: this cancel was ours, not the caller's
+        if uncancel is not None:
+            uncancel()
+        raise SpeculationHeld(VENDOR, f"{what} yielded its slot: {yielded[0]}", yielded=True) from None
+    finally:
+        gate.running -= 1
+        watcher.cancel()
 
 
 def routing_key(prompt: Prompt, use_infill: bool) -> str:
@@ -201,31 +229,10 @@ class LlamaCppCompletion(LlamaCppHttp):
         reason = await gate.admit()
         if reason is not None:
             raise SpeculationHeld(VENDOR, f"speculative request held: {reason}")
-        task = asyncio.current_task()
-        yielded: list[str] = []
-
-        def on_yield(why: str) -> None:
-            yielded.append(why)
-            if task is not None:
-                task.cancel()
-
-        gate.running += 1
-        watcher = asyncio.ensure_future(gate.watch(on_yield))
-        try:
+        async with _yielding(gate, "speculative request"):
             async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
                 async for piece in pieces:
                     yield piece
-        except asyncio.CancelledError:
-            if not yielded:
-                raise
-            uncancel = getattr(task, "uncancel", None)  # Python 3.11+: this cancel was ours, not the caller's
-            if uncancel is not None:
-                uncancel()
-            raise SpeculationHeld(VENDOR, f"speculative request yielded its slot: {yielded[0]}",
-                                  yielded=True) from None
-        finally:
-            gate.running -= 1
-            watcher.cancel()
 
     async def _generate(self, prompt: Prompt, options: CompletionOptions,
                         stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
@@ -271,30 +278,11 @@ class LlamaCppCompletion(LlamaCppHttp):
             if self.gate is None:
                 await self.post_json(self.path, body)
             else:
-                await self._post_yielding(body, self.gate)
+                async with _yielding(self.gate, "cache warm-up"):
+                    await self.post_json(self.path, body)
         finally:
             if slot is not None and self.router is not None:
                 self.router.end(slot)
-
-    async def _post_yielding(self, body: dict[str, Any], gate: SharedServerGate) -> None:
-        """A speculative non-streamed request on a shared server, cancelled when someone needs its slot (raised as
-        SpeculationHeld)."""
-        gate.running += 1
-        post = asyncio.ensure_future(self.post_json(self.path, body))
-        yielded: list[str] = []
-        watcher = asyncio.ensure_future(gate.watch(yielded.append))
-        try:
-            await asyncio.wait({post, watcher}, return_when=asyncio.FIRST_COMPLETED)
-            if not post.done():
-                post.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await post
-                raise SpeculationHeld(VENDOR, f"cache warm-up yielded its slot: {yielded[0]}", yielded=True)
-            post.result()
-        finally:
-            gate.running -= 1
-            watcher.cancel()
-            post.cancel()
 
     async def generate_choices(self, prompt: Prompt, options: CompletionOptions, count: int,
                                stats: GenerationStats | None = None) -> list[str]:

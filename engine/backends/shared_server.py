@@ -276,10 +276,11 @@ class SharedServerGate:
             if self._clock() < self._hold_until:
                 reason: str | None = "the server answered 429/503"
             else:
+                reason = None
                 load = await self.load()
                 if load is not None:
                     self._note_others(load)
-                reason = yield_reason(load, self.running, self.own_requests) if load is not None else None
+                    reason = yield_reason(load, self.running, self.own_requests)
             if reason is not None:
                 self.stats.yielded += 1
                 self.events.append(("yielded", reason))

@@ -19,6 +19,7 @@ from engine.config import LocalServerSettings
 from engine.errors import SpeculationHeld
 from engine.local.supervisor import LlamaServerSupervisor
 from engine.types import CompletionOptions, Prompt
+from tests.engine.test_llama_cpp import sse, sse_response
 
 # --- the rules --------------------------------------------------------------------------------------------------
 
@@ -121,12 +122,6 @@ async def test_the_gate_keeps_a_bounded_number_of_events_however_many_guesses_we
     await client.aclose()
 
 
-def sse(*events: dict) -> bytes:
-    import json
-
-    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
-
-
 async def test_the_gate_counts_this_clients_user_requests_as_its_own():
     """A user's request on the shared server is not "another client" for this client's guesses."""
     seen: list[int] = []
@@ -136,8 +131,7 @@ async def test_the_gate_counts_this_clients_user_requests_as_its_own():
         if request.url.path == "/completion":
             assert backend.gate is not None
             seen.append(backend.gate.own_requests)
-            return httpx.Response(200, content=sse({"content": "x", "stop": False}, {"content": "", "stop": True}),
-                                  headers={"content-type": "text/event-stream"})
+            return sse_response(sse({"content": "x", "stop": False}, {"content": "", "stop": True}))
         return httpx.Response(404)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
