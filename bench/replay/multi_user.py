@@ -31,7 +31,7 @@ import platform
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,8 @@ from bench.common.paths import write_report
 SMOKE_KEYSTROKES = 10
 #: p95 keystroke → suggestion above this is where a team has outgrown the server (the issue's line).
 P95_LIMIT_MS = 1000.0
+#: Samples behind a guess whose slot details are kept.
+DETAIL_KEPT = 50
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -63,6 +65,9 @@ class ServerSamples:
     deferred_behind_guess: int = 0
     guess_busy_sum: int = 0
     failed: int = 0
+    #: The first samples behind a guess, with what each guess slot was doing (prefill or decoding): which kind of
+    #: guess a rule has to hold.
+    behind_guess_detail: list[dict[str, Any]] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         n = self.samples or 1
@@ -72,7 +77,7 @@ class ServerSamples:
                 "deferred_share": 100.0 * self.deferred_samples / n, "deferred_max": self.deferred_max,
                 "deferred_behind_guess_samples": self.deferred_behind_guess,
                 "guess_slot_share": 100.0 * self.guess_busy_sum / (n * max(1, self.slots)),
-                "failed_samples": self.failed}
+                "failed_samples": self.failed, "behind_guess_detail": self.behind_guess_detail}
 
 
 async def sample_server(url: str, stop: asyncio.Event, every_s: float, out: ServerSamples) -> None:
@@ -101,10 +106,25 @@ async def sample_server(url: str, stop: asyncio.Event, every_s: float, out: Serv
                     out.deferred_samples += 1
                     out.deferred_max = max(out.deferred_max, deferred)
                     out.deferred_behind_guess += guesses > 0
+                    if guesses and len(out.behind_guess_detail) < DETAIL_KEPT:
+                        out.behind_guess_detail.append(guess_detail(slots, deferred, SPECULATIVE_SEED))
             try:
                 await asyncio.wait_for(stop.wait(), every_s)
             except asyncio.TimeoutError:
                 pass
+
+
+def guess_detail(slots: list[Any], deferred: int, seed: int) -> dict[str, Any]:
+    """One sample behind a guess: each busy slot's prompt size, what of it was prefilled, tokens decoded."""
+    busy = []
+    for s in slots:
+        if not isinstance(s, dict) or not s.get("is_processing"):
+            continue
+        decoded = [t.get("n_decoded") for t in s.get("next_token") or () if isinstance(t, dict)]
+        busy.append({"guess": (s.get("params") or {}).get("seed") == seed, "prompt": s.get("n_prompt_tokens"),
+                     "prefilled": s.get("n_prompt_tokens_processed"), "cached": s.get("n_prompt_tokens_cache"),
+                     "decoded": decoded[0] if decoded else None})
+    return {"at": time.monotonic(), "deferred": deferred, "busy": busy}
 
 
 async def server_metrics(url: str) -> dict[str, float]:

@@ -177,6 +177,8 @@ class LlamaCppCompletion(LlamaCppHttp):
         self.native_context = use_infill
         #: A server others may use too (a user's llama-server): speculative work asks it first and yields.
         self.gate: SharedServerGate | None = None
+        #: The cache-matched part of the last prompt sent (`routing_key`): what a slot most likely still holds.
+        self._last_sent: str | None = None
         if shared:
             from .shared_server import SharedServerGate
 
@@ -226,7 +228,9 @@ class LlamaCppCompletion(LlamaCppHttp):
                                  gate: SharedServerGate) -> AsyncGenerator[str, None]:
         """A speculative generation on a shared server: sent only when the gate admits it, cancelled when someone
         needs its slot (raised as SpeculationHeld, so callers see why it ended)."""
-        reason = await gate.admit()
+        from .shared_server import new_chars
+
+        reason = await gate.admit(new_chars(routing_key(prompt, self.use_infill), self._last_sent))
         if reason is not None:
             raise SpeculationHeld(VENDOR, f"speculative request held: {reason}")
         async with _yielding(gate, "speculative request"):
@@ -239,6 +243,7 @@ class LlamaCppCompletion(LlamaCppHttp):
         path = self.path
         body = completion_body(prompt, options, self.use_infill)
         slot = self._pin(body, prompt, options)
+        self._last_sent = routing_key(prompt, self.use_infill)
         try:
             events = self.stream_json(path, body, end_key="stop")
             async with contextlib.aclosing(events):

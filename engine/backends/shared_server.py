@@ -12,6 +12,9 @@ asks the server first and steps aside:
   slots are idle while another client uses the server: the gate cannot see a request before it waits, so a guess
   that stays on a full server makes the next user's keystroke wait (the multi-user benchmark counted 2 such waits
   in 718 samples when guesses yielded only to a deferred request);
+- on a server others use, a guess whose prompt is mostly new to this client (more than `GUESS_NEW_CHARS` beyond
+  what it last sent) is not sent: its prefill is one batch that llama-server finishes before it notices the cancel,
+  so such a guess cannot step aside (the same reason no cache warm-up is sent there);
 - after a 429 or 503 from the server, nothing speculative is sent for `BACKOFF_S` (or what Retry-After says).
 
 What the server says comes from `GET /slots` (each slot's `is_processing`; on by default) and `GET /metrics`
@@ -26,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -48,6 +52,11 @@ REPORT_TTL_S = 0.05
 BACKOFF_REASON = "the server answered 429/503 a moment ago"
 #: A server on which another client was seen busy within this long counts as shared now (no cache warm-ups).
 OTHERS_WINDOW_S = 300.0
+#: On a server others use, a guess whose prompt goes this many characters beyond the longest beginning it shares
+#: with the last prompt this client sent is held: its prefill would be long (~500 tokens, ~1.5 s on a 2-core CPU,
+#: the whole prompt when another client's request has taken the slot that held this client's prompt), and a
+#: prefill cannot be cancelled midway. A prefetch after an accept adds the accepted text only.
+GUESS_NEW_CHARS = 1500
 #: Gate events kept for inspection (SharedServerGate.events).
 EVENTS_KEPT = 1000
 
@@ -101,6 +110,14 @@ def yield_reason(load: Load, own_running: int = 1, own_requests: int = 0) -> str
     if load.idle < headroom(load) and others > 0:
         return f"{load.busy} of {load.slots} slots busy, {others} with other clients' requests"
     return None
+
+
+def new_chars(text: str, last: str | None) -> int:
+    """Characters of `text` beyond its longest common beginning with `last` (the prompt this client sent last):
+    about what a slot that still holds `last` prefills anew for `text`."""
+    if not last:
+        return len(text)
+    return len(text) - len(os.path.commonprefix([text, last]))
 
 
 def parse_slots(reply: Any) -> tuple[int, int] | None:
@@ -244,9 +261,12 @@ class SharedServerGate:
         user's llama-server that only this editor uses) is not shared in that sense."""
         return self._others_seen_at is not None and self._clock() - self._others_seen_at < OTHERS_WINDOW_S
 
-    async def admit(self) -> str | None:
-        """None: a speculative request may be sent now; else why not (counted)."""
+    async def admit(self, new: int = 0) -> str | None:
+        """None: a speculative request may be sent now; else why not (counted). `new`: characters of its prompt this
+        client has not sent just before (`new_chars`); a long new prefill is not sent while others use the server."""
         kind, reason, load = await self._verdict()
+        if reason is None and new > GUESS_NEW_CHARS and self.others_seen():
+            kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
         if kind == "backoff":
             self.stats.held_backoff += 1
             self.events.append(("held", "backoff"))

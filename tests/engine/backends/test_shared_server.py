@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from engine.backends.llama_cpp import LlamaCppCompletion
-from engine.backends.shared_server import (Load, SharedServerGate, admit_reason, parse_metrics, parse_slots,
-                                           yield_reason)
+from engine.backends.shared_server import (Load, SharedServerGate, admit_reason, new_chars, parse_metrics,
+                                           parse_slots, yield_reason)
 from engine.config import LocalServerSettings
 from engine.errors import SpeculationHeld
 from engine.local.supervisor import LlamaServerSupervisor
@@ -140,6 +140,59 @@ async def test_the_gate_counts_this_clients_user_requests_as_its_own():
     pieces = [p async for p in backend.generate(prompt, CompletionOptions(max_decoding_tokens=4))]
     assert pieces == ["x"] and seen == [1]
     assert backend.gate is not None and backend.gate.own_requests == 0
+    await client.aclose()
+
+
+def test_new_chars_counts_what_a_slot_holding_the_last_prompt_would_prefill():
+    assert new_chars("def f(x):\n    return x", "def f(x):\n") == len("    return x")
+    assert new_chars("abc", None) == 3
+    assert new_chars("abc", "abcdef") == 0
+    assert new_chars("xyz", "abc") == 3
+
+
+async def test_a_guess_with_a_long_new_prefill_is_held_while_other_clients_use_the_server():
+    """A prefill is one batch llama-server finishes before it notices a cancel: a guess whose prompt this client has
+    not just sent (another client's request took the slot that held it) cannot step aside. A prefetch that extends
+    the last prompt by the accepted text is sent; on a server nobody else uses, a long one is sent too."""
+    sent: list[str] = []
+    slots = [[{"is_processing": False}] * 4]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/slots":
+            return httpx.Response(200, json=slots[0])
+        sent.append(request.url.path)
+        return sse_response(sse({"content": "x", "stop": False}, {"content": "", "stop": True}))
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+    backend = LlamaCppCompletion("http://shared.test", shared=True, client=client)
+    assert backend.gate is not None
+    now = [1000.0]
+    backend.gate._clock = lambda: now[0]
+    head = "import os\n" + "x = 1\n" * 400
+    user = Prompt(text=head, prefix=head, suffix=None, language="python")
+    options = CompletionOptions(max_decoding_tokens=4)
+    guess_options = CompletionOptions(max_decoding_tokens=4, speculative=True)
+
+    async def run(prompt: Prompt, opts: CompletionOptions) -> list[str]:
+        async with contextlib.aclosing(backend.generate(prompt, opts)) as pieces:
+            return [p async for p in pieces]
+
+    far = Prompt(text="y = 2\n" * 400, prefix="y = 2\n" * 400, suffix=None, language="python")
+    assert await run(far, guess_options) == ["x"]  # nobody else seen: a long prefill may be sent
+    assert await run(user, options) == ["x"]
+    now[0] += 1.0
+    slots[0] = [{"is_processing": True}] + [{"is_processing": False}] * 3  # another client's request
+    assert await backend.gate.busy_with_others() is None  # seen
+    sent.clear()
+    accepted = Prompt(text=head + "def main():\n", prefix=head + "def main():\n", suffix=None, language="python")
+    now[0] += 1.0
+    assert await run(accepted, guess_options) == ["x"]  # extends the last prompt: a short prefill, sent
+    assert sent == ["/completion"]
+    now[0] += 1.0
+    with pytest.raises(SpeculationHeld) as held:
+        await run(far, guess_options)
+    assert "characters new, and a prefill cannot step aside" in str(held.value) and not held.value.yielded
+    assert sent == ["/completion"] and backend.gate.stats.held_busy == 1
     await client.aclose()
 
 
