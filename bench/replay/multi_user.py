@@ -15,6 +15,7 @@ behind a guess". Sampling can miss short events; the counts are lower bounds.
 
     python3 -m bench.replay.multi_user                         # N = 1, 2, 4, 8; ours, nospec, naive
     python3 -m bench.replay.multi_user --users 1 --users 4 --variant ours --variant nospec --max-keystrokes 80
+    python3 -m bench.replay.multi_user --max-keystrokes 600 --repeat 2    # two runs a cell, pooled
     python3 -m bench.replay.multi_user --smoke                 # tiny model, 2 users, a few keystrokes
 
 The user and its timing are the accepting user's (bench/accepting_user.py); the replay code is imported, not
@@ -68,6 +69,15 @@ class ServerSamples:
     #: The first samples behind a guess, with what each guess slot was doing (prefill or decoding): which kind of
     #: guess a rule has to hold.
     behind_guess_detail: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, other: ServerSamples) -> None:
+        """Pool another run's samples into these (`--repeat`)."""
+        self.slots = other.slots or self.slots
+        self.deferred_max = max(self.deferred_max, other.deferred_max)
+        for name in ("samples", "busy_sum", "all_busy", "deferred_samples", "deferred_behind_guess",
+                     "guess_busy_sum", "failed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.behind_guess_detail += other.behind_guess_detail[:DETAIL_KEPT - len(self.behind_guess_detail)]
 
     def summary(self) -> dict[str, Any]:
         n = self.samples or 1
@@ -278,6 +288,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     model = resolve_model(cfg, EngineConfig(completion=cfg))
     binary = require_llama_server(args.binary)
     cells: dict[str, dict[str, Any]] = {}
+    pooled: dict[str, tuple[list[dict[str, Any]], ServerSamples, dict[str, float]]] = {}
     for count in args.users:
         parallel = args.parallel or max(2, count)
         # A fixed thread count: a team's server is not restarted by Infill's thread policy (which, counting the
@@ -286,30 +297,38 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                        threads=args.threads or os.cpu_count() or 2,
                                        extra_args=("--metrics", *args.server_arg))
         plans = plan_users(files, count, args.start_fraction)
-        for variant in args.variant:
-            # A fresh server per cell: the users type the same regions in every variant, so a variant run after
-            # another found its prompts in the slots' cache already (nospec after ours: 77 prompt tokens evaluated
-            # against ours' 6,089 at N = 4), which made the comparison one of cold against warm caches.
-            supervisor = LlamaServerSupervisor(binary, model.path, settings)
-            url = supervisor.start_blocking()
-            try:
-                kind = "llama.cpp/infill" if await supports_infill(url) else "llama.cpp/completion"
-                if not args.quiet:
-                    print(f"N={count} (--parallel {parallel}) {variant}: {len(plans)} user(s) typing…",
-                          file=sys.stderr, flush=True)
-                users, samples, before, after = await run_users(url, kind, variant, plans, args)
-                cells[f"{count}/{variant}"] = {"users_n": count, "variant": variant, "parallel": parallel,
-                                               "kind": kind, "per_user": users,
-                                               "overall": overall(users, before, after),
-                                               "server": samples.summary()}
-            finally:
-                supervisor.stop_blocking()
+        for repeat in range(args.repeat):
+            # Repeats alternate the variants' order, so a drift in the machine's load falls on each alike.
+            for variant in (args.variant if repeat % 2 == 0 else list(reversed(args.variant))):
+                # A fresh server per cell: the users type the same regions in every variant, so a variant run
+                # after another found its prompts in the slots' cache already (nospec after ours: 77 prompt tokens
+                # evaluated against ours' 6,089 at N = 4), which made the comparison one of cold against warm caches.
+                supervisor = LlamaServerSupervisor(binary, model.path, settings)
+                url = supervisor.start_blocking()
+                try:
+                    kind = "llama.cpp/infill" if await supports_infill(url) else "llama.cpp/completion"
+                    if not args.quiet:
+                        print(f"N={count} (--parallel {parallel}) {variant}, run {repeat + 1} of {args.repeat}: "
+                              f"{len(plans)} user(s) typing…", file=sys.stderr, flush=True)
+                    users, samples, before, after = await run_users(url, kind, variant, plans, args)
+                finally:
+                    supervisor.stop_blocking()
+                key = f"{count}/{variant}"
+                all_users, all_samples, deltas = pooled.setdefault(key, ([], ServerSamples(), {}))
+                all_users.extend(users)
+                all_samples.add(samples)
+                for name in set(before) | set(after):
+                    deltas[name] = deltas.get(name, 0.0) + after.get(name, 0.0) - before.get(name, 0.0)
+                cells[key] = {"users_n": count, "variant": variant, "parallel": parallel, "kind": kind,
+                              "runs": repeat + 1, "per_user": all_users, "overall": overall(all_users, {}, deltas),
+                              "server": all_samples.summary()}
     return {"benchmark": "multi_user", "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "machine": {"platform": platform.platform(), "python": platform.python_version(),
                         "cpus": os.cpu_count(), "loadavg_end": os.getloadavg()},
             "config": {"users": args.users, "variants": args.variant, "files": [str(f) for f in files],
                        "model": str(model.path), "max_keystrokes": args.max_keystrokes, "cps": args.cps,
                        "parallel": args.parallel, "slot_ctx": args.slot_ctx, "threads": args.threads,
+                       "repeat": args.repeat,
                        "smoke": bool(args.smoke)},
             "cells": cells, "targets": targets(cells)}
 
@@ -408,6 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--accept-pause", type=float, default=0.5)
     parser.add_argument("--min-accept", type=int, default=2)
     parser.add_argument("--no-report-shown", dest="report_shown", action="store_false")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each cell, a fresh server each, the variants' order alternating; the figures "
+                             "pool them (a p95 over more suggestions; default 1)")
     parser.add_argument("--sample-ms", type=float, default=50.0, help="server sampling interval (default 50 ms)")
     parser.add_argument("--ready-timeout", type=float, default=300.0)
     parser.add_argument("--answer-timeout", type=float, default=60.0)
