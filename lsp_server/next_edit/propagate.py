@@ -343,16 +343,16 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if not ops:
         return None
     keywords = _keywords(language)
-    found = _one_change(a, b, ops, keywords=keywords)
+    found = _one_change(a, b, ops, keywords=keywords, language=language)
     if found is None and len(ops) > 1:
         # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
-        found = _one_change(a, b, ops, repeated=True, keywords=keywords)
+        found = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
     if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
-            found = _one_change(a, b, [union], lines=True, keywords=keywords)
+            found = _one_change(a, b, [union], lines=True, keywords=keywords, language=language)
         elif _wrapping(a, b, union):
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
             return dataclasses.replace(_made(found, a, b, ops, old, new, language), name=False, wrapped=True)
@@ -365,7 +365,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
         # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
         # nowhere ahead, the last argument and the closing bracket anchor it
-        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords)
+        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
     return sub
@@ -390,6 +390,19 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
                         spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
 
 
+_LAST_WORDS = re.compile(r"([^\W\d]\w*)[ \t]+([^\W\d]\w*)\.\Z")
+
+
+def _sentence(text: str, b: list[str], j: int, keywords: frozenset[str], language: str) -> bool:
+    """Whether `text` (new text ending in ".", token `j` of the hunk's new tokens `b`) ends a sentence: it is in a
+    comment or a string, or, where the hunk alone cannot tell (a docstring's inner line), it ends in two words with
+    only a blank between them, neither a keyword (`numeric locale.`; code has `return self.`, never `a b.`)."""
+    if language and regions("".join(b), language).kind_at(sum(map(len, b[:j]))) != CODE:
+        return True
+    words = _LAST_WORDS.search(text)
+    return words is not None and not {words.group(1), words.group(2)} & keywords
+
+
 def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | None:
     """(1, 1, False) for text inserted between a name and a closing bracket (`f(a, x)` → `f(a, x, y)`: `x)` →
     `x, y)`), else None."""
@@ -400,9 +413,10 @@ def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | No
 
 
 def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False,
-                keywords: frozenset[str] = KEYWORDS) -> tuple[str, str, Op, int, bool] | None:
+                keywords: frozenset[str] = KEYWORDS, language: str = "") -> tuple[str, str, Op, int, bool] | None:
     """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
-    anchored by that name and the closing bracket alone, not by each call's whole bracket."""
+    anchored by that name and the closing bracket alone, not by each call's whole bracket. `language`: for the kind
+    of region the change is in."""
     widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0], keywords)
     if widening is None:
         return None
@@ -423,8 +437,9 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, 
     if len(old_text) > MAX_CHARS or len(new_text) > MAX_CHARS:
         return None
     stripped = new_text.rstrip()
-    if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]):
-        return None
+    if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]) \
+            and not (stripped[-1] == "." and _sentence(stripped, b, j1 - left, keywords, language)):
+        return None  # ... but a final "." that ends a sentence is no attribute being typed
     if _balanced(old_text) != _balanced(new_text) and any(_balanced(new_text)):
         return None  # an unclosed bracket: still being typed (a block opener removed, `) {` → `)`, is no typing)
     return old_text, new_text, ops[0], left, at_end

@@ -426,3 +426,20 @@ def test_a_name_wrapped_in_a_generic_is_wrapped_where_it_is_a_type_argument():
     text = "/**\n * ExportInfo of the module\n * @returns {ExportInfo} the info\n */\n"
     edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript", region="comment")
     assert edit is not None and text[:edit.start].endswith("@returns {")
+
+
+def test_a_sentence_finished_with_a_full_stop_is_repeated_in_prose():
+    # a final "." ends a sentence in a docstring's inner line (no quote in the hunk) and in a comment, while in code
+    # it is an attribute still being typed
+    doc = "    :param locale: the locale identifier\n"
+    text = doc + "x = 1\n" + doc
+    assert _next(doc, "    :param locale: the locale identifier. Defaults to the system locale.\n", text,
+                 cursor=len(doc)) == ("identifier", "identifier. Defaults to the system locale.")
+    comment = "    y = 1  # unsupported nodes, like subscript\n"
+    assert _next(comment, comment.replace("unsupported nodes, like subscript", "Unsupported nodes, like subscript."),
+                 comment + comment, cursor=len(comment)) == (
+        "unsupported nodes, like subscript", "Unsupported nodes, like subscript.")
+    assert _next("return self\n", "return self.\n", "return self\nreturn self\n", cursor=12) is None
+    assert _next("x = a\n", "x = a.\n", "x = a\ny = a\n", cursor=6) is None
+
+
