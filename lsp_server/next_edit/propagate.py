@@ -698,6 +698,11 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+def _appended(sub: Substitution) -> bool:
+    """Whether the change only appends text after its old word (not a longer name: `e` → `err` is a rename)."""
+    return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
+
+
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if not spans:
@@ -710,8 +715,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _best_context(text, ahead, sub.context)
     after = ahead[0] if ahead else None
     if after is None:
-        if not sub.name:
-            return None  # a changed literal or argument is repeated where the user goes next, not back up
+        if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1:
+            # a changed literal or argument is repeated where the user goes next, not back up; so is text appended
+            # after a word (`identifier` → `identifier. Defaults to ...`): the word is its anchor, not renamed; and
+            # a word changed in prose, where no use above must follow (`a` → `an` in one sentence)
+            return None
         after = candidates[0]  # a rename: every use must follow, the ones above too
     first = spans.index(after)
     chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit

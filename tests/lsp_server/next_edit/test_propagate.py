@@ -443,3 +443,27 @@ def test_a_sentence_finished_with_a_full_stop_is_repeated_in_prose():
     assert _next("x = a\n", "x = a.\n", "x = a\ny = a\n", cursor=6) is None
 
 
+
+def test_text_appended_after_a_word_does_not_wrap():
+    # only a rename must reach the uses above the cursor: text appended after a word is anchored by the word
+    line = "    :param unit: the unit's identifier\n"
+    text = line + "x = 1\n"
+    assert _next(line, line.replace("identifier", "identifier (optional)"), text, cursor=len(line)) is None
+    # a rename to a longer name still wraps
+    text = "use(foo)\nbar = 1\n"
+    assert _next("foo = 1\n", "food = 1\n", text, cursor=len(text) - 1) == ("foo", "food")
+
+
+def test_a_word_changed_in_prose_does_not_wrap():
+    # in a comment the user picks each mention: none above the cursor must follow
+    text = "// the colour of the mask\nf(b)\n"
+    assert _next("// a colour\n", "// a color\n", text, cursor=len(text) - 1, language="javascript") is None
+
+
+def test_a_renamed_one_letter_name_does_not_wrap():
+    # a one-letter name belongs to its scope: `e` above the cursor is another function's
+    text = "function g(e) { return e; }\ncatch (err) { log(err); }\n"
+    assert _next("catch (e) { log(e); }\n", "catch (err) { log(err); }\n", text, cursor=len(text) - 1,
+                 language="javascript") is None
+    text = "use(foo)\nbar = 1\n"
+    assert _next("foo = 1\n", "bar = 1\n", text, cursor=len(text) - 1) == ("foo", "bar")
