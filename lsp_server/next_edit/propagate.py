@@ -204,10 +204,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
     # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
-    # change of this place, anchored by the name before it (one built-in for another, `null` → `undefined`, is
-    # made everywhere like a rename)
+    # change of this place, anchored by the name before it; so is a built-in type replaced by another (`number` →
+    # `bigint` in one field's `Option<number>`); only one literal for another, `null` → `undefined`, is a change of
+    # style, made everywhere like a rename
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
-        len(core_new) == 1 and core_new[0] in COMMON_NAMES)
+        len(core_new) == 1 and core_new[0] in LITERALS and core_old[0] in LITERALS)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
         if core_old[0] in keywords or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`

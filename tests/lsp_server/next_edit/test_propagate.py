@@ -189,15 +189,15 @@ def test_a_changed_parameter_list_is_not_a_call():
 
 
 def test_in_comments_the_mention_with_the_edited_ones_neighbours_comes_first_within_a_screenful():
-    old, new = " * @param {string} totalErrors Total errors\n", " * @param {number} totalErrors Total errors\n"
-    doc = "/**\n * @param {number} totalErrors Total errors\n * @returns {string} The text\n */\n"
-    other = "/**\n * @param {string} totalErrors Total errors\n */\n"
+    old, new = " * @param {Options} totalErrors Total errors\n", " * @param {Settings} totalErrors Total errors\n"
+    doc = "/**\n * @param {Settings} totalErrors Total errors\n * @returns {Options} The text\n */\n"
+    other = "/**\n * @param {Options} totalErrors Total errors\n */\n"
     text = doc + other
     edit = propagate(EditEvent("a.js", 1, old, new), text, text.index("\n * @returns"), "javascript", region="comment")
-    assert edit is not None and edit.start == len(doc) + other.index("{string}") + 1
+    assert edit is not None and edit.start == len(doc) + other.index("{Options}") + 1
     far = doc + "x = 1;\n" * 60 + other  # farther than a screenful: the next mention
     edit = propagate(EditEvent("a.js", 1, old, new), far, far.index("\n * @returns"), "javascript", region="comment")
-    assert edit is not None and edit.start == far.index("{string}") + 1
+    assert edit is not None and edit.start == far.index("{Options}") + 1
 
 
 def test_a_change_inside_brackets_is_looked_for_with_its_brackets_closed():
@@ -467,3 +467,14 @@ def test_a_renamed_one_letter_name_does_not_wrap():
                  language="javascript") is None
     text = "use(foo)\nbar = 1\n"
     assert _next("foo = 1\n", "bar = 1\n", text, cursor=len(text) - 1) == ("foo", "bar")
+
+
+def test_a_built_in_type_replaced_by_another_is_anchored_by_its_place_a_literal_by_a_literal_is_not():
+    # `number` → `bigint` in one field's type is a change of that field's kind of type, not of every `number`
+    old, new = "  readonly nlink: Option.Option<number>\n", "  readonly nlink: Option.Option<bigint>\n"
+    text = "  mode: number\n  readonly rdev: Option.Option<number>\n"
+    assert _next(old, new, text, language="typescript") == ("Option<number", "Option<bigint")
+    assert _next("  size: number\n", "  size: bigint\n", "  count: number\n  size: number\n",
+                 language="typescript") == ("size: number", "size: bigint")
+    # one literal for another (`null` → `undefined`) is a change of style, made everywhere
+    assert _next("x = null;\n", "x = undefined;\n", "f(null);\n", language="javascript") == ("null", "undefined")
