@@ -711,17 +711,22 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     candidates = spans
     if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
+        # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
+        code = [span for span in candidates if lexed.kind_at(span[0]) != COMMENT]
+        candidates = [span for span in code if span[0] >= cursor] or code + [
+            span for span in candidates if span[0] >= cursor and span not in code]
     ahead = [span for span in candidates if span[0] >= cursor]
     if ahead and sub.region != CODE:
         ahead = _best_context(text, ahead, sub.context)
     after = ahead[0] if ahead else None
     if after is None:
-        if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1:
+        if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:
             # a changed literal or argument is repeated where the user goes next, not back up; so is text appended
             # after a word (`identifier` → `identifier. Defaults to ...`): the word is its anchor, not renamed; and
             # a word changed in prose, where no use above must follow (`a` → `an` in one sentence)
             return None
-        after = candidates[0]  # a rename: every use must follow, the ones above too
+        after = candidates[0]  # a rename: every use must follow, the ones above too (in code)
     first = spans.index(after)
     chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
     # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's

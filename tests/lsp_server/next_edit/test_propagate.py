@@ -478,3 +478,15 @@ def test_a_built_in_type_replaced_by_another_is_anchored_by_its_place_a_literal_
                  language="typescript") == ("size: number", "size: bigint")
     # one literal for another (`null` → `undefined`) is a change of style, made everywhere
     assert _next("x = null;\n", "x = undefined;\n", "f(null);\n", language="javascript") == ("null", "undefined")
+
+
+def test_a_renamed_code_name_is_renamed_in_code_before_the_comments_that_mention_it():
+    old, new = "  thread_local = get();\n", "  _thread_local = get();\n"
+    text = "/* thread_local.interaction */\nx = f(thread_local);\n/* see thread_local */\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c")
+    assert edit is not None and text[:edit.start].endswith("f(")
+    # no use left in code: the next mention in a comment, but never one above the cursor
+    assert _next(old, new, text, cursor=text.index(");"), language="c") == ("thread_local", "_thread_local")
+    edit = propagate(EditEvent("a.c", 0, old, new), text, text.index(");"), "c")
+    assert edit is not None and text[:edit.start].endswith("/* see ")
+    assert _next(old, new, "/* thread_local.interaction */\n", cursor=30, language="c") is None
