@@ -85,6 +85,9 @@ class Substitution:
     fallback: "Substitution | None" = None
     #: A name wrapped in a generic (`T` → `Exclude<T, null>`): repeated only where the name is a type argument.
     wrapped: bool = False
+    #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
+    #: parameters (`(a, b) => ...`).
+    call: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -388,7 +391,7 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after), context=context,
-                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
+                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"), call=_bracket_kind(new, start) == "call")
 
 
 _LAST_WORDS = re.compile(r"([^\W\d]\w*)[ \t]+([^\W\d]\w*)\.\Z")
@@ -553,6 +556,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
+        if sub.call and not (sub.name and _is_name(sub.new)) and _bracket_kind(text, start) == "parameters":
+            continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored:
             kind = lexed.kind_at(start)
             if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
@@ -562,6 +567,56 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+#: Words before a bracket that opens a condition or a call-like statement, never parameters: `if (a) {`.
+_CONTROL = frozenset("if for while switch with return catch elif await yield".split())
+#: After a parameter list's closing bracket: a body (`{`, `=>`), maybe after a return type (`): T {`, `) -> T:`).
+_BODY = re.compile(r"\)\s*(?:=>|\{|:[^\n;=]*(?:\{|=>)|->)")
+_DEF = re.compile(r"(?:\bdef|\bfunction)\s*[\w$]*\s*\Z")
+#: How far (characters) a parameter list's brackets are looked for around an occurrence.
+PARAMETERS_REACH = 400
+
+
+def _bracket_kind(text: str, start: int) -> str:
+    """What the innermost round bracket around `start` is: "parameters" of a definition (it follows `def f` or
+    `function f`, or is closed by `) {`, `) =>`, `): T {` or `) -> T`), "call" (applied: `f(`, `g()(`, `x?.(`,
+    and closed with no body after it) or "" (a condition, `if (a) {`; a group; or brackets not both in `text`)."""
+    depth, i, low = 0, start - 1, max(0, start - PARAMETERS_REACH)
+    while i >= low:
+        c = text[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    else:
+        return ""
+    if text[i] != "(":
+        return ""
+    word = _NAME_BEFORE.search(text, max(0, i - 40), i)
+    if word is not None and word.group(1) in _CONTROL:
+        return ""
+    if _DEF.search(text, max(0, i - 80), i):
+        return "parameters"
+    depth, j, high = 0, start, min(len(text), start + PARAMETERS_REACH)
+    while j < high:
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                if c != ")":
+                    return ""
+                if _BODY.match(text, j):
+                    return "parameters"
+                before = text[max(0, i - 2):i].rstrip()
+                return "call" if _applied(before[-1:]) or before.endswith("?.") else ""
+            depth -= 1
+        j += 1
+    return ""
 
 
 def _same_slot(sub: Substitution, text: str, start: int, end: int) -> bool:

@@ -490,3 +490,17 @@ def test_a_renamed_code_name_is_renamed_in_code_before_the_comments_that_mention
     edit = propagate(EditEvent("a.c", 0, old, new), text, text.index(");"), "c")
     assert edit is not None and text[:edit.start].endswith("/* see ")
     assert _next(old, new, "/* thread_local.interaction */\n", cursor=30, language="c") is None
+
+
+def test_an_argument_changed_in_a_call_is_not_repeated_in_a_parameter_list():
+    # `controller` → `this.#downstream` in a call: a parameter list cannot take an expression, its next call can
+    old, new = "    h.onError?.(controller, err)\n", "    h.onError?.(this.#downstream, err)\n"
+    text = "  onError (controller, err) {\n    h.onError?.(controller, err)\n  }\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript")
+    assert edit is not None and text[:edit.start].endswith("h.onError?.(")
+    assert _next(old, new, "const f = (controller, err) => {\n", language="javascript") is None
+    assert _next("f(a, controller)\n", "f(a, self.controller)\n", "def g(self, controller):\n") is None
+    # a rename is made in parameter lists too, and so is a change made in one
+    assert _next("f(controller)\n", "f(ctl)\n", "def g(controller):\n") == ("controller", "ctl")
+    assert _next("def g(a, controller):\n", "def g(a, self.controller):\n", "def h(a, controller):\n") == (
+        "controller", "self.controller")
