@@ -35,6 +35,7 @@ from .lexical import CODE, COMMENT, STRING, Regions, regions
 Op = tuple[str, int, int, int, int]
 _TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
 _NAME = re.compile(r"[^\W\d]\w*\Z")
+_NAME_START = re.compile(r"[^\W\d]")
 _WORDY = re.compile(r"\w")
 _VERSION = re.compile(r"\d+\.\d+\.\d+\Z")
 #: How many neighbouring tokens a change may be widened by to find a name to anchor it.
@@ -228,6 +229,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
+        if not core_new and _QUALIFIER.match("".join(core_old)) and (i1 == 0 or a[i1 - 1] != ".") \
+                and j2 < len(b) and _is_name(b[j2]) and core_old[0] not in _RECEIVERS:
+            # a module's qualifier taken off a name (`typing.cast` → `cast`, `import('./types.js').Plugin` →
+            # `Plugin`): the module's names are imported now, so it comes off its other names too
+            return 0, 0, False
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
@@ -301,6 +307,10 @@ def _named(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+#: A module's qualifier before a name: `typing.`, `os.path.`, `import('./types.js').`.
+_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
+#: Receivers, not modules: `self.x` → `x` turns an attribute into a local of this place only.
+_RECEIVERS = frozenset("self this cls super".split())
 _GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
 
 
@@ -548,6 +558,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
+        if not sub.new and sub.old.endswith(".") and (text[start - 1:start] == "." or _NAME_START.match(text, end) is None):
+            continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:

@@ -504,3 +504,16 @@ def test_an_argument_changed_in_a_call_is_not_repeated_in_a_parameter_list():
     assert _next("f(controller)\n", "f(ctl)\n", "def g(controller):\n") == ("controller", "ctl")
     assert _next("def g(a, controller):\n", "def g(a, self.controller):\n", "def h(a, controller):\n") == (
         "controller", "self.controller")
+
+
+def test_a_module_qualifier_taken_off_a_name_comes_off_its_other_names():
+    old, new = "    app_state: dict[str, typing.Any],\n", "    app_state: dict[str, Any],\n"
+    text = "x = 1\nm = typing.cast(Event, m)\n"
+    assert _next(old, new, text) == ("typing.", "")
+    assert _next(old, new, "x = a.typing.cast(m)\n") is None  # there it is itself qualified
+    old = " * @param {import('./types.js').Plugin<P>} plugin\n"
+    text = " * @returns {import('./types.js').Config} config\n"
+    assert _next(old, old.replace("import('./types.js').", ""), text, language="javascript", region="comment") == (
+        "import('./types.js').", "")
+    # a receiver is no module: `self.size` → `size` is a change of this place
+    assert _next("    n = f(self.size)\n", "    n = f(size)\n", "y = g(self.count)\n") is None
