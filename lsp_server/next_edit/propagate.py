@@ -558,7 +558,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
-        if not sub.new and sub.old.endswith(".") and (text[start - 1:start] == "." or _NAME_START.match(text, end) is None):
+        if not sub.new and sub.old.endswith(".") \
+                and (text[start - 1:start] == "." or _NAME_START.match(text, end) is None):
             continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
