@@ -220,6 +220,9 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         # only a built-in used as a type is changed at its place
         distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1)
                                  or _alone_on_line(a, i1))
+        # no built-in is renamed into a literal: `= never` → `= false` is a value set at this place
+        valued = core_new[0] in LITERALS and core_old[0] not in LITERALS
+        distinct = distinct or valued
         if not distinct:
             return 0, 0, False  # a rename
     if _quoted("".join(core_old)) and _has_anchor(core_new) and not _quoted("".join(core_new)):

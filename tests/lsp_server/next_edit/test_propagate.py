@@ -517,3 +517,10 @@ def test_a_module_qualifier_taken_off_a_name_comes_off_its_other_names():
         "import('./types.js').", "")
     # a receiver is no module: `self.size` → `size` is a change of this place
     assert _next("    n = f(self.size)\n", "    n = f(size)\n", "y = g(self.count)\n") is None
+
+
+def test_a_built_in_replaced_by_a_literal_is_a_value_set_at_its_place_not_a_rename():
+    old, new = "  const P extends boolean = never,\n", "  const P extends boolean = false,\n"
+    text = "  const P extends boolean = false, SE = never,\n  const Q extends boolean = never,\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, text.index(", SE"), "typescript")
+    assert edit is not None and text[edit.start:edit.end] == "extends boolean = never" and edit.start > text.index("Q")
