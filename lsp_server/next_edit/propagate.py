@@ -86,6 +86,9 @@ class Substitution:
     fallback: "Substitution | None" = None
     #: A name wrapped in a generic (`T` → `Exclude<T, null>`): repeated only where the name is a type argument.
     wrapped: bool = False
+    #: The object whose attribute was renamed when it is the code's own (`self`, `this`): other objects' attributes of
+    #: that name are other classes'.
+    receiver: str = ""
     #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
     #: parameters (`(a, b) => ...`).
     call: bool = False
@@ -401,7 +404,9 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     line_start = old.rfind("\n", 0, old_start) + 1
     line_end = old.find("\n", old_start + len(old_text))
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
+    receiver = _receiver(before) if name and _ends_in_dot(before) else ""
     return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
+                        receiver=receiver if receiver in _RECEIVERS else "",
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after), context=context,
                         spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"), call=_bracket_kind(new, start) == "call")
@@ -513,6 +518,15 @@ def _lead_at(text: str, start: int) -> str:
     return "->" if before.endswith("->") else ":" if before.endswith(":") else ""
 
 
+_RECEIVER = re.compile(r"(?<![\w$.])([^\W\d][\w$]*)\s*\??\.\s*\Z")
+
+
+def _receiver(before: str) -> str:
+    """The plain name before the dot that ends `before` (`self.` → `self`; `a.b.` → ""), or ""."""
+    found = _RECEIVER.search(before)
+    return found.group(1) if found else ""
+
+
 def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
@@ -568,6 +582,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
+        if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
+            continue  # `self.data` renamed: `frame.data` is another class's
         if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):

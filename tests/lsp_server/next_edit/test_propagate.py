@@ -524,3 +524,13 @@ def test_a_built_in_replaced_by_a_literal_is_a_value_set_at_its_place_not_a_rena
     text = "  const P extends boolean = false, SE = never,\n  const Q extends boolean = never,\n"
     edit = propagate(EditEvent("a.ts", 0, old, new), text, text.index(", SE"), "typescript")
     assert edit is not None and text[edit.start:edit.end] == "extends boolean = never" and edit.start > text.index("Q")
+
+
+def test_an_attribute_renamed_on_self_is_renamed_on_self_not_on_other_objects():
+    old, new = "        self.data += data\n", "        self._data += data\n"
+    text = "        f.data = b''.join(x.data for x in fs)\n        if len(self.data) < 9:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and text[:edit.start].endswith("len(self.")
+    assert _next("this.size = 0;\n", "this.length = 0;\n", "other.size = 1;\n", language="javascript") is None
+    # another object's attribute renamed: any object's
+    assert _next("n = frame.data\n", "n = frame.payload\n", "m = other.data\n") == ("data", "payload")
