@@ -222,11 +222,13 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
         distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1)
-                                 or _alone_on_line(a, i1))
-        # no built-in is renamed into a literal: `= never` → `= false` is a value set at this place
+                                 or _alone_on_line(a, i1) or core_new[0] in COMMON_NAMES)
+        # no built-in is renamed into a literal or another built-in (`= never` → `= false`, `set(x)` → `list(x)`):
+        # it is a value or a call changed at this place
         valued = core_new[0] in LITERALS and core_old[0] not in LITERALS
-        distinct = distinct or valued
-        if not distinct:
+        if valued and core_old[0] not in COMMON_NAMES:
+            return _anchor_before(a, i1)  # `= LC_NUMERIC` → `= None`: the name is no variable renamed
+        if not (distinct or valued):
             return 0, 0, False  # a rename
     if _quoted("".join(core_old)) and _has_anchor(core_new) and not _quoted("".join(core_new)):
         return 0, 0, False  # `"1"` → `IMAGING_MODE_1`: the literal anchors itself, in its slot (see `occurrences`)
@@ -261,6 +263,16 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                 return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
+
+
+def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:
+    """The widening that anchors token `i` by the nearest distinct name before it on its line, or None."""
+    for left in range(1, _WIDEN + 1):
+        if i - left < 0 or "\n" in a[i - left]:
+            return None
+        if _has_anchor(a[i - left:i], True):
+            return left, 0, False
+    return None
 
 
 def _lead(a: list[str], i: int) -> str:
@@ -454,6 +466,8 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, 
     old_text, new_text = spans.pop()
     if not old_text.strip() or old_text.strip() == new_text.strip():
         return None  # a whitespace change
+    if old_text.strip() in keywords:
+        return None  # `raise` → `values = [value]`: a keyword alone says nothing of where it stands for the same
     if not lines and ("\n" in old_text or "\n" in new_text):
         return None
     if len(old_text) > MAX_CHARS or len(new_text) > MAX_CHARS:

@@ -534,3 +534,26 @@ def test_an_attribute_renamed_on_self_is_renamed_on_self_not_on_other_objects():
     assert _next("this.size = 0;\n", "this.length = 0;\n", "other.size = 1;\n", language="javascript") is None
     # another object's attribute renamed: any object's
     assert _next("n = frame.data\n", "n = frame.payload\n", "m = other.data\n") == ("data", "payload")
+
+
+def test_a_built_in_call_replaced_by_another_built_in_is_no_rename():
+    # `set(x)` → `list(x)` changes one value's kind; `labels: set | None` elsewhere is not the same
+    old, new = "    parent.exports = set(node.obj)\n", "    parent.exports = list(node.obj)\n"
+    text = "def f(labels: set | None = None):\n    parent.exports = set(node.obj)\n"
+    assert _next(old, new, text, cursor=len(text)) is None
+    assert _next(old, new, text) == ("exports = set", "exports = list")
+
+
+def test_a_name_replaced_by_a_literal_is_anchored_by_the_name_before_it():
+    old = "def f(locale: Locale | str | None = LC_NUMERIC) -> str:\n"
+    new = "def f(locale: Locale | str | None = None) -> str:\n"
+    text = "from babel.numbers import LC_NUMERIC, format_decimal\nx = f(LC_NUMERIC)\n"
+    assert _next(old, new, text, cursor=len(text)) is None
+    assert _next(old, new, text) is None
+    assert _next("x = f(timeout=LIMIT)\n", "x = f(timeout=None)\n", "y = LIMIT\ng(timeout=LIMIT)\n") == (
+        "timeout=LIMIT", "timeout=None")
+
+
+def test_a_keyword_replaced_alone_is_no_substitution():
+    assert substitution("            raise\n", "            values_to_check = [value]\n", "python") is None
+    assert _next("            raise\n", "            values = [v]\n", "    except E:\n        raise\n") is None
