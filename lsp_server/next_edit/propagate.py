@@ -354,6 +354,15 @@ def _type_argument(text: str, start: int, end: int, sub: Substitution) -> bool:
     return not (sub.around[0] in "<[" and _DECLARES.search(text, max(0, opener - 80), opener))
 
 
+#: The fewest characters (blanks aside) of a changed span in a string with fewer than two names that is looked for
+#: where it recurs: a regular expression's `(?:.|\n)` is no accident, a `, ` is.
+MIN_PATTERN_CHARS = 6
+
+
+def _in_string(text: str, offset: int, language: str) -> bool:
+    return bool(language) and regions(text, language).kind_at(offset) == STRING
+
+
 def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
     """Whether the changed span `op` holds a line break on either side."""
     _, i1, i2, j1, j2 = op
@@ -383,7 +392,11 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         joined = "".join(a[union[1]:union[2]])
-        if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
+        if joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
+                len("".join(joined.split())) >= MIN_PATTERN_CHARS
+                and _in_string(new, sum(map(len, b[:union[3]])), language)
+                and _in_string(old, sum(map(len, a[:union[1]])), language))):
+            # ... or, in a string, a pattern long enough to be found by itself (`(?:.|\n)` → `[\s\S]` in a regex)
             found = _one_change(a, b, [union], lines=True, keywords=keywords, language=language)
         elif _wrapping(a, b, union):
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)

@@ -557,3 +557,10 @@ def test_a_name_replaced_by_a_literal_is_anchored_by_the_name_before_it():
 def test_a_keyword_replaced_alone_is_no_substitution():
     assert substitution("            raise\n", "            values_to_check = [value]\n", "python") is None
     assert _next("            raise\n", "            values = [v]\n", "    except E:\n        raise\n") is None
+
+
+def test_a_pattern_changed_in_a_string_is_repeated_where_it_recurs():
+    # `(?:.|\n)` → `[\s\S]` in a regular expression: no name to anchor it, but long enough to be no accident
+    old, new = "    (r'/\\*(?:.|\\n)*?\\*/', Comment),\n", "    (r'/\\*[\\s\\S]*?\\*/', Comment),\n"
+    text = "x = '(?:.|\\n)' and f((a, b))\n    (r'<!--(?:.|\\n)*?-->', Comment),\n"
+    assert _next(old, new, text, cursor=5) == ("(?:.|\\n)", "[\\s\\S]")
