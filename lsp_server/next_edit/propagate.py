@@ -13,9 +13,10 @@ argument, a deletion) is widened with its neighbouring tokens until its old side
 lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
 when the edited one was.
 
-Which occurrence: the next one after the cursor; only a rename goes back above it. In code that is all; in comments
-and strings, where the user picks each mention, the one in the edited one's shape and with its neighbouring words
-comes first (docs/next-edit.md has what each rule fixed on the benchmark, and what was tried and dropped)."""
+Which occurrence: the next one after the cursor; only a rename in code goes back above it (not a one-letter name, nor
+to a comment). In code, uses in code come before mentions in comments; in comments and strings, where the user picks
+each mention, the one in the edited one's shape and with its neighbouring words comes first (docs/next-edit.md has
+what each rule fixed on the benchmark, and what was tried and dropped)."""
 
 from __future__ import annotations
 
