@@ -13,9 +13,10 @@ argument, a deletion) is widened with its neighbouring tokens until its old side
 lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
 when the edited one was.
 
-Which occurrence: the next one after the cursor; only a rename goes back above it. In code that is all; in comments
-and strings, where the user picks each mention, the one in the edited one's shape and with its neighbouring words
-comes first (docs/next-edit.md has what each rule fixed on the benchmark, and what was tried and dropped)."""
+Which occurrence: the next one after the cursor; only a rename in code goes back above it (not a one-letter name, nor
+to a comment). In code, uses in code come before mentions in comments; in comments and strings, where the user picks
+each mention, the one in the edited one's shape and with its neighbouring words comes first (docs/next-edit.md has
+what each rule fixed on the benchmark, and what was tried and dropped)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from .lexical import CODE, COMMENT, STRING, Regions, regions
 Op = tuple[str, int, int, int, int]
 _TOKEN = re.compile(r"[^\W\d]\w*|\d[\w.]*|\s+|[^\w\s]")
 _NAME = re.compile(r"[^\W\d]\w*\Z")
+_NAME_START = re.compile(r"[^\W\d]")
 _WORDY = re.compile(r"\w")
 _VERSION = re.compile(r"\d+\.\d+\.\d+\Z")
 #: How many neighbouring tokens a change may be widened by to find a name to anchor it.
@@ -85,6 +87,12 @@ class Substitution:
     fallback: "Substitution | None" = None
     #: A name wrapped in a generic (`T` → `Exclude<T, null>`): repeated only where the name is a type argument.
     wrapped: bool = False
+    #: The object whose attribute was renamed when it is the code's own (`self`, `this`): other objects' attributes of
+    #: that name are other classes'.
+    receiver: str = ""
+    #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
+    #: parameters (`(a, b) => ...`).
+    call: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -204,18 +212,24 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     _, i1, i2, j1, j2 = op
     core_old, core_new = a[i1:i2], b[j1:j2]
     # `number` → `TimerHandle`, `None` → `self.message`: a built-in replaced by something of this place's own is a
-    # change of this place, anchored by the name before it (one built-in for another, `null` → `undefined`, is
-    # made everywhere like a rename)
+    # change of this place, anchored by the name before it; so is a built-in type replaced by another (`number` →
+    # `bigint` in one field's `Option<number>`); only one literal for another, `null` → `undefined`, is a change of
+    # style, made everywhere like a rename
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
-        len(core_new) == 1 and core_new[0] in COMMON_NAMES)
+        len(core_new) == 1 and core_new[0] in LITERALS and core_old[0] in LITERALS)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
         if core_old[0] in keywords or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
         distinct = distinct and (core_old[0] in LITERALS or bool(_lead(a, i1)) or _typed(a, i1)
-                                 or _alone_on_line(a, i1))
-        if not distinct:
+                                 or _alone_on_line(a, i1) or core_new[0] in COMMON_NAMES)
+        # no built-in is renamed into a literal or another built-in (`= never` → `= false`, `set(x)` → `list(x)`):
+        # it is a value or a call changed at this place
+        valued = core_new[0] in LITERALS and core_old[0] not in LITERALS
+        if valued and core_old[0] not in COMMON_NAMES:
+            return _anchor_before(a, i1)  # `= LC_NUMERIC` → `= None`: the name is no variable renamed
+        if not (distinct or valued):
             return 0, 0, False  # a rename
     if _quoted("".join(core_old)) and _has_anchor(core_new) and not _quoted("".join(core_new)):
         return 0, 0, False  # `"1"` → `IMAGING_MODE_1`: the literal anchors itself, in its slot (see `occurrences`)
@@ -224,6 +238,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     if not core_old or not core_new:  # an insertion or a deletion
         if not core_old and "".join(core_new).endswith(".") and i2 < len(a) and _is_name(a[i2]):
             return 0, 1, False  # a qualifier put before a name: `foo` → `self.foo`
+        if not core_new and _QUALIFIER.match("".join(core_old)) and (i1 == 0 or a[i1 - 1] != ".") \
+                and j2 < len(b) and _is_name(b[j2]) and core_old[0] not in _RECEIVERS:
+            # a module's qualifier taken off a name (`typing.cast` → `cast`, `import('./types.js').Plugin` →
+            # `Plugin`): the module's names are imported now, so it comes off its other names too
+            return 0, 0, False
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
@@ -245,6 +264,16 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                 return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
+
+
+def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:
+    """The widening that anchors token `i` by the nearest distinct name before it on its line, or None."""
+    for left in range(1, _WIDEN + 1):
+        if i - left < 0 or "\n" in a[i - left]:
+            return None
+        if _has_anchor(a[i - left:i], True):
+            return left, 0, False
+    return None
 
 
 def _lead(a: list[str], i: int) -> str:
@@ -297,6 +326,10 @@ def _named(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+#: A module's qualifier before a name: `typing.`, `os.path.`, `import('./types.js').`.
+_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
+#: Receivers, not modules: `self.x` → `x` turns an attribute into a local of this place only.
+_RECEIVERS = frozenset("self this cls super".split())
 _GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
 
 
@@ -322,6 +355,15 @@ def _type_argument(text: str, start: int, end: int, sub: Substitution) -> bool:
     return not (sub.around[0] in "<[" and _DECLARES.search(text, max(0, opener - 80), opener))
 
 
+#: The fewest characters (blanks aside) of a changed span in a string with fewer than two names that is looked for
+#: where it recurs: a regular expression's `(?:.|\n)` is no accident, a `, ` is.
+MIN_PATTERN_CHARS = 6
+
+
+def _in_string(text: str, offset: int, language: str) -> bool:
+    return bool(language) and regions(text, language).kind_at(offset) == STRING
+
+
 def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
     """Whether the changed span `op` holds a line break on either side."""
     _, i1, i2, j1, j2 = op
@@ -343,16 +385,20 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if not ops:
         return None
     keywords = _keywords(language)
-    found = _one_change(a, b, ops, keywords=keywords)
+    found = _one_change(a, b, ops, keywords=keywords, language=language)
     if found is None and len(ops) > 1:
         # `inc(r, id)` and `this.inc('pre', id)` both got `, base`
-        found = _one_change(a, b, ops, repeated=True, keywords=keywords)
+        found = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
     if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         joined = "".join(a[union[1]:union[2]])
-        if joined.count("\n") <= MAX_UNION_LINES and sum(map(_is_name, a[union[1]:union[2]])) >= 2:
-            found = _one_change(a, b, [union], lines=True, keywords=keywords)
+        if joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
+                len("".join(joined.split())) >= MIN_PATTERN_CHARS
+                and _in_string(new, sum(map(len, b[:union[3]])), language)
+                and _in_string(old, sum(map(len, a[:union[1]])), language))):
+            # ... or, in a string, a pattern long enough to be found by itself (`(?:.|\n)` → `[\s\S]` in a regex)
+            found = _one_change(a, b, [union], lines=True, keywords=keywords, language=language)
         elif _wrapping(a, b, union):
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
             return dataclasses.replace(_made(found, a, b, ops, old, new, language), name=False, wrapped=True)
@@ -365,7 +411,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         # a parameter appended to a parameter list (`inc (release, identifier)` → `..., identifierBase)`) is then
         # passed on where the same last argument is (`this.inc('pre', identifier)`): when the whole list stands
         # nowhere ahead, the last argument and the closing bracket anchor it
-        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords)
+        narrow = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
     return sub
@@ -384,10 +430,25 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     line_start = old.rfind("\n", 0, old_start) + 1
     line_end = old.find("\n", old_start + len(old_text))
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
+    receiver = _receiver(before) if name and _ends_in_dot(before) else ""
     return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
+                        receiver=receiver if receiver in _RECEIVERS else "",
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after), context=context,
-                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"))
+                        spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"), call=_bracket_kind(new, start) == "call")
+
+
+_LAST_WORDS = re.compile(r"([^\W\d]\w*)[ \t]+([^\W\d]\w*)\.\Z")
+
+
+def _sentence(text: str, b: list[str], j: int, keywords: frozenset[str], language: str) -> bool:
+    """Whether `text` (new text ending in ".", token `j` of the hunk's new tokens `b`) ends a sentence: it is in a
+    comment or a string, or, where the hunk alone cannot tell (a docstring's inner line), it ends in two words with
+    only a blank between them, neither a keyword (`numeric locale.`; code has `return self.`, never `a b.`)."""
+    if language and regions("".join(b), language).kind_at(sum(map(len, b[:j]))) != CODE:
+        return True
+    words = _LAST_WORDS.search(text)
+    return words is not None and not {words.group(1), words.group(2)} & keywords
 
 
 def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | None:
@@ -400,9 +461,10 @@ def _between_name_and_closer(a: list[str], op: Op) -> tuple[int, int, bool] | No
 
 
 def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, repeated: bool = False,
-                keywords: frozenset[str] = KEYWORDS) -> tuple[str, str, Op, int, bool] | None:
+                keywords: frozenset[str] = KEYWORDS, language: str = "") -> tuple[str, str, Op, int, bool] | None:
     """`repeated`: the hunk made the change at several places, so an argument appended after the same name is
-    anchored by that name and the closing bracket alone, not by each call's whole bracket."""
+    anchored by that name and the closing bracket alone, not by each call's whole bracket. `language`: for the kind
+    of region the change is in."""
     widening = (_between_name_and_closer(a, ops[0]) if repeated else None) or _widening(a, b, ops[0], keywords)
     if widening is None:
         return None
@@ -418,13 +480,16 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, 
     old_text, new_text = spans.pop()
     if not old_text.strip() or old_text.strip() == new_text.strip():
         return None  # a whitespace change
+    if old_text.strip() in keywords:
+        return None  # `raise` → `values = [value]`: a keyword alone says nothing of where it stands for the same
     if not lines and ("\n" in old_text or "\n" in new_text):
         return None
     if len(old_text) > MAX_CHARS or len(new_text) > MAX_CHARS:
         return None
     stripped = new_text.rstrip()
-    if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]):
-        return None
+    if stripped and stripped[-1] in _UNFINISHED and not old_text.rstrip().endswith(stripped[-1]) \
+            and not (stripped[-1] == "." and _sentence(stripped, b, j1 - left, keywords, language)):
+        return None  # ... but a final "." that ends a sentence is no attribute being typed
     if _balanced(old_text) != _balanced(new_text) and any(_balanced(new_text)):
         return None  # an unclosed bracket: still being typed (a block opener removed, `) {` → `)`, is no typing)
     return old_text, new_text, ops[0], left, at_end
@@ -481,6 +546,15 @@ def _lead_at(text: str, start: int) -> str:
     return "->" if before.endswith("->") else ":" if before.endswith(":") else ""
 
 
+_RECEIVER = re.compile(r"(?<![\w$.])([^\W\d][\w$]*)\s*\??\.\s*\Z")
+
+
+def _receiver(before: str) -> str:
+    """The plain name before the dot that ends `before` (`self.` → `self`; `a.b.` → ""), or ""."""
+    found = _RECEIVER.search(before)
+    return found.group(1) if found else ""
+
+
 def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
@@ -529,14 +603,21 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
+        if not sub.new and sub.old.endswith(".") \
+                and (text[start - 1:start] == "." or _NAME_START.match(text, end) is None):
+            continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and _attribute_at(text, start) != sub.attribute:
             continue
+        if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
+            continue  # `self.data` renamed: `frame.data` is another class's
         if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
+        if sub.call and not (sub.name and _is_name(sub.new)) and _bracket_kind(text, start) == "parameters":
+            continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored:
             kind = lexed.kind_at(start)
             if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
@@ -546,6 +627,56 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if kind != sub.region and not (kind == COMMENT and mentioned):
                 continue
         yield start, end
+
+
+#: Words before a bracket that opens a condition or a call-like statement, never parameters: `if (a) {`.
+_CONTROL = frozenset("if for while switch with return catch elif await yield".split())
+#: After a parameter list's closing bracket: a body (`{`, `=>`), maybe after a return type (`): T {`, `) -> T:`).
+_BODY = re.compile(r"\)\s*(?:=>|\{|:[^\n;=]*(?:\{|=>)|->)")
+_DEF = re.compile(r"(?:\bdef|\bfunction)\s*[\w$]*\s*\Z")
+#: How far (characters) a parameter list's brackets are looked for around an occurrence.
+PARAMETERS_REACH = 400
+
+
+def _bracket_kind(text: str, start: int) -> str:
+    """What the innermost round bracket around `start` is: "parameters" of a definition (it follows `def f` or
+    `function f`, or is closed by `) {`, `) =>`, `): T {` or `) -> T`), "call" (applied: `f(`, `g()(`, `x?.(`,
+    and closed with no body after it) or "" (a condition, `if (a) {`; a group; or brackets not both in `text`)."""
+    depth, i, low = 0, start - 1, max(0, start - PARAMETERS_REACH)
+    while i >= low:
+        c = text[i]
+        if c in ")]}":
+            depth += 1
+        elif c in "([{":
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    else:
+        return ""
+    if text[i] != "(":
+        return ""
+    word = _NAME_BEFORE.search(text, max(0, i - 40), i)
+    if word is not None and word.group(1) in _CONTROL:
+        return ""
+    if _DEF.search(text, max(0, i - 80), i):
+        return "parameters"
+    depth, j, high = 0, start, min(len(text), start + PARAMETERS_REACH)
+    while j < high:
+        c = text[j]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            if depth == 0:
+                if c != ")":
+                    return ""
+                if _BODY.match(text, j):
+                    return "parameters"
+                before = text[max(0, i - 2):i].rstrip()
+                return "call" if _applied(before[-1:]) or before.endswith("?.") else ""
+            depth -= 1
+        j += 1
+    return ""
 
 
 def _same_slot(sub: Substitution, text: str, start: int, end: int) -> bool:
@@ -683,6 +814,11 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+def _appended(sub: Substitution) -> bool:
+    """Whether the change only appends text after its old word (not a longer name: `e` → `err` is a rename)."""
+    return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
+
+
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if not spans:
@@ -690,14 +826,22 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     candidates = spans
     if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
+        # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
+        code = [span for span in candidates if lexed.kind_at(span[0]) != COMMENT]
+        candidates = [span for span in code if span[0] >= cursor] or code + [
+            span for span in candidates if span[0] >= cursor and span not in code]
     ahead = [span for span in candidates if span[0] >= cursor]
     if ahead and sub.region != CODE:
         ahead = _best_context(text, ahead, sub.context)
     after = ahead[0] if ahead else None
     if after is None:
-        if not sub.name:
-            return None  # a changed literal or argument is repeated where the user goes next, not back up
-        after = candidates[0]  # a rename: every use must follow, the ones above too
+        if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:
+            # a changed literal or argument is repeated where the user goes next, not back up; so is text appended
+            # after a word (`identifier` → `identifier. Defaults to ...`): the word is its anchor, not renamed; and
+            # a word changed in prose, where no use above must follow (`a` → `an` in one sentence)
+            return None
+        after = candidates[0]  # a rename: every use must follow, the ones above too (in code)
     first = spans.index(after)
     chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
     # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's

@@ -189,15 +189,15 @@ def test_a_changed_parameter_list_is_not_a_call():
 
 
 def test_in_comments_the_mention_with_the_edited_ones_neighbours_comes_first_within_a_screenful():
-    old, new = " * @param {string} totalErrors Total errors\n", " * @param {number} totalErrors Total errors\n"
-    doc = "/**\n * @param {number} totalErrors Total errors\n * @returns {string} The text\n */\n"
-    other = "/**\n * @param {string} totalErrors Total errors\n */\n"
+    old, new = " * @param {Options} totalErrors Total errors\n", " * @param {Settings} totalErrors Total errors\n"
+    doc = "/**\n * @param {Settings} totalErrors Total errors\n * @returns {Options} The text\n */\n"
+    other = "/**\n * @param {Options} totalErrors Total errors\n */\n"
     text = doc + other
     edit = propagate(EditEvent("a.js", 1, old, new), text, text.index("\n * @returns"), "javascript", region="comment")
-    assert edit is not None and edit.start == len(doc) + other.index("{string}") + 1
+    assert edit is not None and edit.start == len(doc) + other.index("{Options}") + 1
     far = doc + "x = 1;\n" * 60 + other  # farther than a screenful: the next mention
     edit = propagate(EditEvent("a.js", 1, old, new), far, far.index("\n * @returns"), "javascript", region="comment")
-    assert edit is not None and edit.start == far.index("{string}") + 1
+    assert edit is not None and edit.start == far.index("{Options}") + 1
 
 
 def test_a_change_inside_brackets_is_looked_for_with_its_brackets_closed():
@@ -426,3 +426,141 @@ def test_a_name_wrapped_in_a_generic_is_wrapped_where_it_is_a_type_argument():
     text = "/**\n * ExportInfo of the module\n * @returns {ExportInfo} the info\n */\n"
     edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript", region="comment")
     assert edit is not None and text[:edit.start].endswith("@returns {")
+
+
+def test_a_sentence_finished_with_a_full_stop_is_repeated_in_prose():
+    # a final "." ends a sentence in a docstring's inner line (no quote in the hunk) and in a comment, while in code
+    # it is an attribute still being typed
+    doc = "    :param locale: the locale identifier\n"
+    text = doc + "x = 1\n" + doc
+    assert _next(doc, "    :param locale: the locale identifier. Defaults to the system locale.\n", text,
+                 cursor=len(doc)) == ("identifier", "identifier. Defaults to the system locale.")
+    comment = "    y = 1  # unsupported nodes, like subscript\n"
+    assert _next(comment, comment.replace("unsupported nodes, like subscript", "Unsupported nodes, like subscript."),
+                 comment + comment, cursor=len(comment)) == (
+        "unsupported nodes, like subscript", "Unsupported nodes, like subscript.")
+    assert _next("return self\n", "return self.\n", "return self\nreturn self\n", cursor=12) is None
+    assert _next("x = a\n", "x = a.\n", "x = a\ny = a\n", cursor=6) is None
+
+
+
+def test_text_appended_after_a_word_does_not_wrap():
+    # only a rename must reach the uses above the cursor: text appended after a word is anchored by the word
+    line = "    :param unit: the unit's identifier\n"
+    text = line + "x = 1\n"
+    assert _next(line, line.replace("identifier", "identifier (optional)"), text, cursor=len(line)) is None
+    # a rename to a longer name still wraps
+    text = "use(foo)\nbar = 1\n"
+    assert _next("foo = 1\n", "food = 1\n", text, cursor=len(text) - 1) == ("foo", "food")
+
+
+def test_a_word_changed_in_prose_does_not_wrap():
+    # in a comment the user picks each mention: none above the cursor must follow
+    text = "// the colour of the mask\nf(b)\n"
+    assert _next("// a colour\n", "// a color\n", text, cursor=len(text) - 1, language="javascript") is None
+
+
+def test_a_renamed_one_letter_name_does_not_wrap():
+    # a one-letter name belongs to its scope: `e` above the cursor is another function's
+    text = "function g(e) { return e; }\ncatch (err) { log(err); }\n"
+    assert _next("catch (e) { log(e); }\n", "catch (err) { log(err); }\n", text, cursor=len(text) - 1,
+                 language="javascript") is None
+    text = "use(foo)\nbar = 1\n"
+    assert _next("foo = 1\n", "bar = 1\n", text, cursor=len(text) - 1) == ("foo", "bar")
+
+
+def test_a_built_in_type_replaced_by_another_is_anchored_by_its_place_a_literal_by_a_literal_is_not():
+    # `number` → `bigint` in one field's type is a change of that field's kind of type, not of every `number`
+    old, new = "  readonly nlink: Option.Option<number>\n", "  readonly nlink: Option.Option<bigint>\n"
+    text = "  mode: number\n  readonly rdev: Option.Option<number>\n"
+    assert _next(old, new, text, language="typescript") == ("Option<number", "Option<bigint")
+    assert _next("  size: number\n", "  size: bigint\n", "  count: number\n  size: number\n",
+                 language="typescript") == ("size: number", "size: bigint")
+    # one literal for another (`null` → `undefined`) is a change of style, made everywhere
+    assert _next("x = null;\n", "x = undefined;\n", "f(null);\n", language="javascript") == ("null", "undefined")
+
+
+def test_a_renamed_code_name_is_renamed_in_code_before_the_comments_that_mention_it():
+    old, new = "  thread_local = get();\n", "  _thread_local = get();\n"
+    text = "/* thread_local.interaction */\nx = f(thread_local);\n/* see thread_local */\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, 0, "c")
+    assert edit is not None and text[:edit.start].endswith("f(")
+    # no use left in code: the next mention in a comment, but never one above the cursor
+    assert _next(old, new, text, cursor=text.index(");"), language="c") == ("thread_local", "_thread_local")
+    edit = propagate(EditEvent("a.c", 0, old, new), text, text.index(");"), "c")
+    assert edit is not None and text[:edit.start].endswith("/* see ")
+    assert _next(old, new, "/* thread_local.interaction */\n", cursor=30, language="c") is None
+
+
+def test_an_argument_changed_in_a_call_is_not_repeated_in_a_parameter_list():
+    # `controller` → `this.#downstream` in a call: a parameter list cannot take an expression, its next call can
+    old, new = "    h.onError?.(controller, err)\n", "    h.onError?.(this.#downstream, err)\n"
+    text = "  onError (controller, err) {\n    h.onError?.(controller, err)\n  }\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, 0, "javascript")
+    assert edit is not None and text[:edit.start].endswith("h.onError?.(")
+    assert _next(old, new, "const f = (controller, err) => {\n", language="javascript") is None
+    assert _next("f(a, controller)\n", "f(a, self.controller)\n", "def g(self, controller):\n") is None
+    # a rename is made in parameter lists too, and so is a change made in one
+    assert _next("f(controller)\n", "f(ctl)\n", "def g(controller):\n") == ("controller", "ctl")
+    assert _next("def g(a, controller):\n", "def g(a, self.controller):\n", "def h(a, controller):\n") == (
+        "controller", "self.controller")
+
+
+def test_a_module_qualifier_taken_off_a_name_comes_off_its_other_names():
+    old, new = "    app_state: dict[str, typing.Any],\n", "    app_state: dict[str, Any],\n"
+    text = "x = 1\nm = typing.cast(Event, m)\n"
+    assert _next(old, new, text) == ("typing.", "")
+    assert _next(old, new, "x = a.typing.cast(m)\n") is None  # there it is itself qualified
+    old = " * @param {import('./types.js').Plugin<P>} plugin\n"
+    text = " * @returns {import('./types.js').Config} config\n"
+    assert _next(old, old.replace("import('./types.js').", ""), text, language="javascript", region="comment") == (
+        "import('./types.js').", "")
+    # a receiver is no module: `self.size` → `size` is a change of this place
+    assert _next("    n = f(self.size)\n", "    n = f(size)\n", "y = g(self.count)\n") is None
+
+
+def test_a_built_in_replaced_by_a_literal_is_a_value_set_at_its_place_not_a_rename():
+    old, new = "  const P extends boolean = never,\n", "  const P extends boolean = false,\n"
+    text = "  const P extends boolean = false, SE = never,\n  const Q extends boolean = never,\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, text.index(", SE"), "typescript")
+    assert edit is not None and text[edit.start:edit.end] == "extends boolean = never" and edit.start > text.index("Q")
+
+
+def test_an_attribute_renamed_on_self_is_renamed_on_self_not_on_other_objects():
+    old, new = "        self.data += data\n", "        self._data += data\n"
+    text = "        f.data = b''.join(x.data for x in fs)\n        if len(self.data) < 9:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, 0, "python")
+    assert edit is not None and text[:edit.start].endswith("len(self.")
+    assert _next("this.size = 0;\n", "this.length = 0;\n", "other.size = 1;\n", language="javascript") is None
+    # another object's attribute renamed: any object's
+    assert _next("n = frame.data\n", "n = frame.payload\n", "m = other.data\n") == ("data", "payload")
+
+
+def test_a_built_in_call_replaced_by_another_built_in_is_no_rename():
+    # `set(x)` → `list(x)` changes one value's kind; `labels: set | None` elsewhere is not the same
+    old, new = "    parent.exports = set(node.obj)\n", "    parent.exports = list(node.obj)\n"
+    text = "def f(labels: set | None = None):\n    parent.exports = set(node.obj)\n"
+    assert _next(old, new, text, cursor=len(text)) is None
+    assert _next(old, new, text) == ("exports = set", "exports = list")
+
+
+def test_a_name_replaced_by_a_literal_is_anchored_by_the_name_before_it():
+    old = "def f(locale: Locale | str | None = LC_NUMERIC) -> str:\n"
+    new = "def f(locale: Locale | str | None = None) -> str:\n"
+    text = "from babel.numbers import LC_NUMERIC, format_decimal\nx = f(LC_NUMERIC)\n"
+    assert _next(old, new, text, cursor=len(text)) is None
+    assert _next(old, new, text) is None
+    assert _next("x = f(timeout=LIMIT)\n", "x = f(timeout=None)\n", "y = LIMIT\ng(timeout=LIMIT)\n") == (
+        "timeout=LIMIT", "timeout=None")
+
+
+def test_a_keyword_replaced_alone_is_no_substitution():
+    assert substitution("            raise\n", "            values_to_check = [value]\n", "python") is None
+    assert _next("            raise\n", "            values = [v]\n", "    except E:\n        raise\n") is None
+
+
+def test_a_pattern_changed_in_a_string_is_repeated_where_it_recurs():
+    # `(?:.|\n)` → `[\s\S]` in a regular expression: no name to anchor it, but long enough to be no accident
+    old, new = "    (r'/\\*(?:.|\\n)*?\\*/', Comment),\n", "    (r'/\\*[\\s\\S]*?\\*/', Comment),\n"
+    text = "x = '(?:.|\\n)' and f((a, b))\n    (r'<!--(?:.|\\n)*?-->', Comment),\n"
+    assert _next(old, new, text, cursor=5) == ("(?:.|\\n)", "[\\s\\S]")
