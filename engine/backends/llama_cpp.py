@@ -262,18 +262,16 @@ class LlamaCppCompletion(LlamaCppHttp):
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle).
 
-        Not while other clients use the server (the gate saw one within OTHERS_WINDOW_S): a whole prompt's prefill
-        is one batch that llama-server finishes before it notices a closed connection (seconds on a CPU), so a
-        warm-up cannot step aside when a user needs its slot. The multi-user benchmark counted 68 and 72 samples
-        of a request deferred behind a guess at N = 4 with warm-ups sent, while the prefetches yielded once. On a
-        llama-server only this client uses, it is sent as a guess that yields like a prefetch."""
+        Only to a server the gate knows as this client's own (`SharedServerGate.known_own`: looks over a few
+        seconds saw nobody else): a whole prompt's prefill is one batch that llama-server finishes before it notices
+        a closed connection (seconds on a CPU), so a warm-up cannot step aside when a user needs its slot. The
+        multi-user benchmark counted 68 and 72 samples of a request deferred behind a guess at N = 4 with warm-ups
+        sent while other clients used the server, and 77 at N = 8 with warm-ups sent as the editors started
+        together. On a llama-server only this client uses, it is sent as a guess that yields like a prefetch."""
         if self.gate is not None:
-            if self.gate.others_seen():
-                raise SpeculationHeld(VENDOR, "cache warm-up not sent: other clients use the server, and a prefill "
-                                              "cannot step aside")
-            reason = await self.gate.admit()
+            reason = await self.gate.admit_warm_up()
             if reason is not None:
-                raise SpeculationHeld(VENDOR, f"cache warm-up held: {reason}")
+                raise SpeculationHeld(VENDOR, f"cache warm-up not sent: {reason}, and a prefill cannot step aside")
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
         # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses

@@ -67,10 +67,12 @@ async def warm(workspace: WorkspaceContext | None, engine: Any) -> bool:
                                            count_tokens=generation.count_tokens)
         if not selection.snippets or selection.snippets == workspace.last_warmed:
             return False
-        workspace.last_warmed = selection.snippets
         request = dataclasses.replace(last, context=selection.snippets, repo=selection.repo,
                                       relative_path=selection.relative_path)
-        return bool(await engine.warm(request))
+        sent = bool(await engine.warm(request))
+        if sent:  # one held (a shared server) is tried again at the next change
+            workspace.last_warmed = selection.snippets
+        return sent
     except Exception as exc:
         log.debug("warming the prompt cache failed: %s", exc)
         return False

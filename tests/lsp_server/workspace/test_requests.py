@@ -96,3 +96,26 @@ async def test_no_warm_up_for_a_cursor_with_nothing_before_it():
     assert (await attach(ws, request, "file:///w/a.py", 0, engine.generation)).context  # there is context to warm
     assert not await warm(ws, engine)
     assert engine.warmed == []
+
+
+async def test_a_warm_up_the_server_held_is_tried_again_with_the_same_context():
+    """A shared llama-server's gate holds warm-ups until it knows the server is this client's own; the held one is
+    not remembered as prefilled, so the next change tries it again."""
+    from engine.errors import SpeculationHeld
+
+    class HoldingEngine(WarmEngine):
+        held = 1
+
+        async def warm(self, request: CompletionRequest) -> bool:
+            if self.held:
+                self.held -= 1
+                raise SpeculationHeld("llama.cpp", "cache warm-up not sent: not yet known to be used by this "
+                                                   "client alone")
+            return await super().warm(request)
+
+    ws, engine = invoices_workspace(), HoldingEngine()
+    request = CompletionRequest(prefix="total = compute_invoice_total(", suffix=")\n", language="python")
+    assert (await attach(ws, request, "file:///w/a.py", 0, engine.generation)).context
+    assert not await warm(ws, engine) and engine.warmed == []
+    assert await warm(ws, engine) and len(engine.warmed) == 1
+    assert not await warm(ws, engine) and len(engine.warmed) == 1
