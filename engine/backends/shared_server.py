@@ -4,9 +4,10 @@ A prefetch or a cache warm-up is a guess; on a shared server it takes a slot ano
 llama-server makes a request that finds no idle slot wait (`requests_deferred`) until one frees. So speculative work
 asks the server first and steps aside:
 
-- it is sent only when, after it takes a slot, `headroom` slots are still idle (one on a 2-slot server, else two;
-  or the server is otherwise idle: then the only request that could want the slot is this user's own, which
-  cancels its prefetch before it calls the model), and nobody is waiting;
+- it is sent only when, after it takes a slot, `headroom` (two) slots are still idle, and nobody is waiting; or,
+  on a server no other client was seen on (`others_seen`), when nobody else is busy this moment: then the only
+  request that could want the slot is this user's own, which cancels its prefetch before it calls the model. So
+  a 2-slot server others use gets no guesses;
 - while it runs, the server is looked at every `POLL_S`; it is cancelled (llama-server frees a slot whose
   connection closes after its current batch) when a request is deferred, and already when fewer than `headroom`
   slots are idle while another client uses the server: the gate cannot see a request before it waits, so a guess
@@ -89,8 +90,10 @@ def headroom(load: Load) -> int:
     multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
     guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
     18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all while other
-    clients use the server: LlamaCppCompletion.warm.) A server of two slots has no second one to spare."""
-    return 2 if load.slots > 2 else 1
+    clients use the server: LlamaCppCompletion.warm.) A server of two slots has none to spare: on one that others
+    use, no guess is sent (`SharedServerGate.admit`); with one slot of headroom there, the guess owner's own next
+    request waited behind its guess once in ~2,900 samples a run at N = 2."""
+    return 2
 
 
 def admit_reason(load: Load, own_running: int = 0) -> str | None:
@@ -282,8 +285,14 @@ class SharedServerGate:
         """None: a speculative request may be sent now; else why not (counted). `new`: characters of its prompt this
         client has not sent just before (`new_chars`); a long new prefill is not sent while others use the server."""
         kind, reason, load = await self._verdict()
-        if reason is None and new > GUESS_NEW_CHARS and self.others_seen():
-            kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
+        if reason is None and self.others_seen():
+            if load is not None and load.idle < 1 + headroom(load):
+                # "nobody else busy this moment" is no room on a server others use: the next of their requests
+                # would find the guess in the slot it needs (at N = 2 on two slots: one sample in ~2,900 a run)
+                kind, reason = "busy", (f"{load.busy} of {load.slots} slots busy, no {headroom(load)} to spare "
+                                        "for the other clients")
+            elif new > GUESS_NEW_CHARS:
+                kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
         return self._count(kind, reason, load)
 
     async def admit_warm_up(self) -> str | None:
