@@ -93,6 +93,8 @@ class Substitution:
     #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
     #: parameters (`(a, b) => ...`).
     call: bool = False
+    #: Found only on the lines just below the cursor (a prefix put before an argument: the run of similar calls).
+    near: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -414,7 +416,36 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         narrow = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
+    if len(ops) == 1 and sub.fallback is None and not sub.name:
+        prefixed = _prefixed_argument(a, b, ops[0])
+        if prefixed is not None:
+            sub = dataclasses.replace(sub, fallback=dataclasses.replace(
+                sub, old=prefixed[0], new=prefixed[1], name=False, attribute=False, lead="", at_line_end=False,
+                fallback=None, near=True, call=True, around=(prefixed[2], sub.around[1])))
     return sub
+
+
+#: A prefix put before an argument: a cast (`(PyUnicodeObject *) `) or an address or dereference (`&`, `*`).
+_PREFIX = re.compile(r"\([\w\s*]+\)\s*|[&*]+\Z")
+
+
+def _prefixed_argument(a: list[str], b: list[str], op: Op) -> tuple[str, str, str] | None:
+    """(old, new) of a prefix inserted before a name that opens or follows a call's argument (`f(s)` →
+    `f((PyUnicodeObject*) s)`): the argument and the bracket or comma before it (`(s` → `((PyUnicodeObject*) s`), for
+    the similar calls just below when the whole call stands nowhere ahead (`escape_unicode_kind2(s)`), and the
+    character before it; else None."""
+    tag, i1, i2, j1, j2 = op
+    if tag != "insert" or i2 >= len(a) or not _is_name(a[i2]) or a[i2] in KEYWORDS:
+        return None
+    inserted = "".join(b[j1:j2])
+    if not _PREFIX.fullmatch(inserted.strip()) and not _PREFIX.fullmatch(inserted):
+        return None
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 0 or a[k] not in ("(", ","):
+        return None
+    return "".join(a[k:i2 + 1]), "".join(a[k:i1]) + inserted + a[i2], "".join(a[:k])[-1:]
 
 
 def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops: list[Op], old: str, new: str,
@@ -832,6 +863,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         candidates = [span for span in code if span[0] >= cursor] or code + [
             span for span in candidates if span[0] >= cursor and span not in code]
     ahead = [span for span in candidates if span[0] >= cursor]
+    if sub.near:  # the similar calls just below, in calls
+        ahead = [(s, e) for s, e in ahead if _line_breaks(text, cursor, s) <= MAX_RUN_LINES
+                 and _bracket_kind(text, e) == "call"]
+        if not ahead:
+            return None
     if ahead and sub.region != CODE:
         ahead = _best_context(text, ahead, sub.context)
     after = ahead[0] if ahead else None

@@ -564,3 +564,14 @@ def test_a_pattern_changed_in_a_string_is_repeated_where_it_recurs():
     old, new = "    (r'/\\*(?:.|\\n)*?\\*/', Comment),\n", "    (r'/\\*[\\s\\S]*?\\*/', Comment),\n"
     text = "x = '(?:.|\\n)' and f((a, b))\n    (r'<!--(?:.|\\n)*?-->', Comment),\n"
     assert _next(old, new, text, cursor=5) == ("(?:.|\\n)", "[\\s\\S]")
+
+
+def test_a_cast_put_before_an_argument_is_repeated_in_the_similar_calls_just_below():
+    old = "\t\treturn escape_kind1(s);\n"
+    new = "\t\treturn escape_kind1((PyUnicodeObject*) s);\n"
+    head = "\tcase 1:\n" + new
+    text = head + "\tcase 2:\n\t\treturn escape_kind2(s);\n\t}\n"
+    assert _next(old, new, text, len(head) - 3, "c") == ("(s", "((PyUnicodeObject*) s")
+    far = head + "\n" * 12 + "\tg(s);\n"
+    assert _next(old, new, far, len(head) - 3, "c") is None  # not a run of similar calls: no guess
+    assert _next(old, new, head + "\tif (s) {\n", len(head) - 3, "c") is None  # a condition, no call
