@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.next_edit.types import EditEvent
+from lsp_server.next_edit.lexical import CODE, STRING, regions
 from lsp_server.next_edit.propagate import propagate, substitution
 
 
@@ -575,3 +576,13 @@ def test_a_cast_put_before_an_argument_is_repeated_in_the_similar_calls_just_bel
     far = head + "\n" * 12 + "\tg(s);\n"
     assert _next(old, new, far, len(head) - 3, "c") is None  # not a run of similar calls: no guess
     assert _next(old, new, head + "\tif (s) {\n", len(head) - 3, "c") is None  # a condition, no call
+
+
+def test_a_quote_inside_a_javascript_regular_expression_opens_no_string():
+    text = "const re = /^[\\w!#$%&'*+.^`|~-]+$/\nconst cache = new Lru(100)\nconst half = a / b / c\n"
+    found = regions(text, "javascript")
+    assert found.kind_at(text.index("Lru")) == CODE
+    assert found.kind_at(text.index("^[")) == STRING
+    assert found.kind_at(text.index("b / c")) == CODE  # a division is no regular expression
+    assert found.kind_at(text.index("'")) == STRING
+
