@@ -623,6 +623,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
+    typed = _typed_mention(sub)
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
     # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
@@ -655,7 +657,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
                 if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
                     continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
-            if kind != sub.region and not (kind == COMMENT and mentioned):
+            if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed):
                 continue
         yield start, end
 
@@ -845,6 +847,12 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+def _typed_mention(sub: Substitution) -> bool:
+    """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
+    `{Lru}`) or a code span (`` `Lru` ``)."""
+    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and sub.around[1] in ("}", "<", "`", "[")
+
+
 def _appended(sub: Substitution) -> bool:
     """Whether the change only appends text after its old word (not a longer name: `e` → `err` is a rename)."""
     return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
@@ -855,7 +863,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     if not spans:
         return None
     candidates = spans
-    if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
+    if _typed_mention(sub):  # the code below goes with the type renamed above it: code, or mentions of the same shape
+        candidates = [(s, e) for s, e in spans if lexed.kind_at(s) == CODE
+                      or (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    elif sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
     if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
         # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
@@ -869,7 +880,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         if not ahead:
             return None
     if ahead and sub.region != CODE:
-        ahead = _best_context(text, ahead, sub.context)
+        code = [span for span in ahead if lexed.kind_at(span[0]) == CODE] if _typed_mention(sub) else []
+        prose = [span for span in ahead if span not in code]
+        ahead = _best_context(text, prose, sub.context) if prose else []
+        if code and (not ahead or code[0][0] < ahead[0][0]):
+            ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:

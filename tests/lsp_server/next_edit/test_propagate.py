@@ -586,3 +586,15 @@ def test_a_quote_inside_a_javascript_regular_expression_opens_no_string():
     assert found.kind_at(text.index("b / c")) == CODE  # a division is no regular expression
     assert found.kind_at(text.index("'")) == STRING
 
+
+def test_a_type_renamed_in_a_jsdoc_comment_is_renamed_next_in_the_code_below():
+    old, new = " * @type {Lru<ContentType>}\n", " * @type {Fifo<ContentType>}\n"
+    text = "/**\n" + new + " */\nconst cache = new Lru(100)\n\n/**\n * @type {Lru<ContentType>}\n */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, text.index("Fifo") + 4, "javascript",
+                     edit_at=text.index("Fifo"))
+    assert edit is not None and text[edit.start - 4:edit.end] == "new Lru" and edit.text == "Fifo"
+    # a word renamed in prose (no type braces, no code span) stays in prose
+    prose_old, prose_new = " * the Lru cache\n", " * the Fifo cache\n"
+    prose = "/**\n" + prose_new + " */\nconst cache = new Lru(100)\n"
+    assert propagate(EditEvent("a.js", 0, prose_old, prose_new), prose, prose.index("Fifo") + 4, "javascript",
+                     edit_at=prose.index("Fifo")) is None
