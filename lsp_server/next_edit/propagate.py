@@ -93,6 +93,8 @@ class Substitution:
     #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
     #: parameters (`(a, b) => ...`).
     call: bool = False
+    #: Found only in a type position (after `:`, `->`, `[`, `<`, `|`): a built-in type the user replaced twice.
+    typed_only: bool = False
     #: Found only on the lines just below the cursor (a prefix put before an argument: the run of similar calls).
     near: bool = False
 
@@ -645,6 +647,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
             continue  # `self.data` renamed: `frame.data` is another class's
+        if sub.typed_only and not _type_position(text, start):
+            continue
         if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
@@ -817,8 +821,40 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+def _type_position(text: str, start: int) -> bool:
+    """Whether a name at `start` stands where a type does: after `:`, `->`, `[`, `<` or `|` on its line."""
+    before = text[max(0, start - 40):start].rstrip(" \t")
+    return before.endswith((":", "->", "[", "<", "|")) and not before.endswith("::")
+
+
+def _core(event: EditEvent) -> tuple[str, str] | None:
+    """The one built-in type `event` replaced by one other name (`float` → `Number`), or None."""
+    a, b = _tokens(event.old), _tokens(event.new)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][2] - ops[0][1] != 1 or ops[0][4] - ops[0][3] != 1:
+        return None
+    old, new = a[ops[0][1]], b[ops[0][3]]
+    if old not in COMMON_NAMES or old in LITERALS or not _is_name(new) or new in LITERALS:
+        return None
+    return old, new
+
+
+def _twice(sub: Substitution, event: EditEvent, previous: EditEvent | None) -> Substitution | None:
+    """A built-in type the user replaced by the same name in the edit before too (`blocking_timeout: Optional[float]`
+    → `Number` after `timeout: Optional[float]` → `Number`): a change of that type wherever it stands as a type, no
+    longer of one place; None when the two edits differ, or this one is no such change."""
+    if previous is None or sub.name:
+        return None
+    core = _core(event)
+    if core is None or core != _core(previous):
+        return None
+    return dataclasses.replace(sub, old=core[0], new=core[1], lead="", at_line_end=False, fallback=None,
+                               typed_only=True, near=False, wrapped=False, call=False, around=("", ""))
+
+
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
-              names_only: bool = False, region: str | None = None, edit_at: int | None = None) -> TextEdit | None:
+              names_only: bool = False, region: str | None = None, edit_at: int | None = None,
+              previous: EditEvent | None = None) -> TextEdit | None:
     """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text` (a
     rename wraps to the start: all its uses must follow; other changes go top-down), or None. Occurrences on a run
     of consecutive lines are one edit (the next hunk as the user would make it, as a diff groups it; chaining
@@ -827,12 +863,12 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     is in, as the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`:
     where in `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the
     one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
-    somewhere."""
+    somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None
-    for each in (sub, sub.fallback):
+    for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue
         if lexed is None:

@@ -598,3 +598,15 @@ def test_a_type_renamed_in_a_jsdoc_comment_is_renamed_next_in_the_code_below():
     prose = "/**\n" + prose_new + " */\nconst cache = new Lru(100)\n"
     assert propagate(EditEvent("a.js", 0, prose_old, prose_new), prose, prose.index("Fifo") + 4, "javascript",
                      edit_at=prose.index("Fifo")) is None
+
+
+def test_a_built_in_type_replaced_the_same_way_twice_is_replaced_where_it_stands_as_a_type():
+    first = EditEvent("a.py", 3, "        timeout: Optional[float] = None,\n",
+                      "        timeout: Optional[Number] = None,\n")
+    old, new = "        blocking: Optional[float] = None,\n", "        blocking: Optional[Number] = None,\n"
+    text = "def f(\n" + new + "):\n    x = float(y)\n\ndef g(self, extra: float, b: bool):\n"
+    assert _next(old, new, text, text.index("):")) is None  # once: a change of its place
+    edit = propagate(EditEvent("a.py", 1, old, new), text, text.index("):"), "python", previous=first)
+    assert edit is not None and text[edit.start - 7:edit.end] == "extra: float" and edit.text == "Number"
+    other = EditEvent("a.py", 3, "        timeout: float = None,\n", "        timeout: int = None,\n")
+    assert propagate(EditEvent("a.py", 1, old, new), text, text.index("):"), "python", previous=other) is None
