@@ -464,7 +464,8 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     line_end = old.find("\n", old_start + len(old_text))
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
     receiver = _receiver(before) if name and _ends_in_dot(before) else ""
-    return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
+    attribute = _ends_in_dot(before) or (name and _method_at(new, start, start + len(new_text), language))
+    return Substitution(old_text, new_text, name=name, attribute=attribute, region=region,
                         receiver=receiver if receiver in _RECEIVERS else "",
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after), context=context,
@@ -588,6 +589,22 @@ def _receiver(before: str) -> str:
     return found.group(1) if found else ""
 
 
+#: Languages whose classes and object literals define methods by name alone: `  process(schema) {`.
+_METHOD_LANGUAGES = frozenset("javascript javascriptreact typescript typescriptreact".split())
+_MODIFIERS = r"(?:static|async|get|set|public|private|protected|readonly|override)"
+_METHOD_HEAD = re.compile(r"(?:^|\n)[ \t]*(?:" + _MODIFIERS + r"[ \t]+|\*[ \t]*)*\Z")
+_METHOD_TAIL = re.compile(r"[ \t]*(?:<[^<>\n]*>)?[ \t]*\(")
+
+
+def _method_at(text: str, start: int, end: int, language: str) -> bool:
+    """Whether the name at [start, end) defines a method (`  process(schema: T): U {` in a class or an object
+    literal, JavaScript and TypeScript): a property's name, like `x.process`, not a variable's."""
+    if language not in _METHOD_LANGUAGES or not _METHOD_HEAD.search(text, max(0, start - 80), start):
+        return False
+    tail = _METHOD_TAIL.match(text, end)
+    return tail is not None and _bracket_kind(text, tail.end()) == "parameters"
+
+
 def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
@@ -643,8 +660,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
-        if sub.name and _attribute_at(text, start) != sub.attribute:
-            continue
+        if sub.name and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
+            continue  # a method defined by its name alone (`  process(x) {`) is a property, as `this.process` is
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
             continue  # `self.data` renamed: `frame.data` is another class's
         if sub.typed_only and not _type_position(text, start):

@@ -610,3 +610,16 @@ def test_a_built_in_type_replaced_the_same_way_twice_is_replaced_where_it_stands
     assert edit is not None and text[edit.start - 7:edit.end] == "extra: float" and edit.text == "Number"
     other = EditEvent("a.py", 3, "        timeout: float = None,\n", "        timeout: int = None,\n")
     assert propagate(EditEvent("a.py", 1, old, new), text, text.index("):"), "python", previous=other) is None
+
+
+def test_a_method_defined_by_its_name_alone_is_a_property_not_the_renamed_variable():
+    old, new = "import { process } from './to-json.js'\n", "import { processSchema } from './to-json.js'\n"
+    text = new + "class G {\n  process(schema: T, p = {}): S {\n    return process(schema, this.ctx)\n  }\n}\n"
+    assert _next(old, new, text, len(new), "typescript") == ("process", "processSchema")
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
+    assert edit is not None and text[edit.start - 7:edit.start] == "return "
+    # a method renamed is renamed where it is called as a property
+    m_old, m_new = "  process(schema) {\n", "  run(schema) {\n"
+    calls = "class G {\n" + m_new + "  }\n}\nprocess(x)\ng.process(y)\n"
+    edit = propagate(EditEvent("a.js", 1, m_old, m_new), calls, len("class G {\n" + m_new), "javascript")
+    assert edit is not None and calls[edit.start - 2:edit.end] == "g.process"
