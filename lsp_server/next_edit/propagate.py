@@ -230,7 +230,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                                  or _alone_on_line(a, i1) or core_new[0] in COMMON_NAMES)
         # no built-in is renamed into a literal or another built-in (`= never` → `= false`, `set(x)` → `list(x)`):
         # it is a value or a call changed at this place
-        valued = core_new[0] in LITERALS and core_old[0] not in LITERALS
+        # ... nor into `this` (`return res` → `return this`: the object returned, not every `res` renamed)
+        valued = (core_new[0] in LITERALS or core_new[0] == "this") and core_old[0] not in LITERALS
         if valued and core_old[0] not in COMMON_NAMES:
             return _anchor_before(a, i1)  # `= LC_NUMERIC` → `= None`: the name is no variable renamed
         if not (distinct or valued):

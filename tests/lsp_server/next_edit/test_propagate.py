@@ -623,3 +623,12 @@ def test_a_method_defined_by_its_name_alone_is_a_property_not_the_renamed_variab
     calls = "class G {\n" + m_new + "  }\n}\nprocess(x)\ng.process(y)\n"
     edit = propagate(EditEvent("a.js", 1, m_old, m_new), calls, len("class G {\n" + m_new), "javascript")
     assert edit is not None and calls[edit.start - 2:edit.end] == "g.process"
+
+
+def test_a_name_replaced_by_this_is_the_value_at_its_place_not_a_rename():
+    old, new = "    return res\n", "    return this\n"
+    text = "  add (dest) {\n    const res = this\n    id: ++res.lastId\n" + new + "  },\n  remove (id) {\n" \
+        "    const res = this\n    return res\n"
+    cursor = text.index(new) + len(new)
+    assert _next(old, new, text, cursor, "javascript") == ("return res", "return this")
+    assert _next(old, new, text[:cursor] + "    id: ++res.lastId\n", cursor, "javascript") is None
