@@ -217,6 +217,8 @@ class NextEdit:
         end = doc.offset_at(last + 1, 0, UTF32) if last + 1 < doc.line_count else doc.char_count
         text = doc.text_range(start, end)
         own = hunk.uri == doc.uri
+        mine = [each for each in self.history if each.uri == hunk.uri]
+        previous = mine[-2].event() if own and len(mine) >= 2 else None
         for event in (hunk.event(), hunk.latest_part()):  # the whole hunk, else its newest part
             if event is None:
                 continue
@@ -228,7 +230,7 @@ class NextEdit:
                 elif edit_at is not None:
                     edit_at -= start
             edit = propagate(event, text, cursor - start, doc.language_id, names_only=not own, region=region,
-                             edit_at=edit_at)
+                             edit_at=edit_at, previous=previous)
             if edit is not None:
                 return start + edit.start, start + edit.end, edit.text
         return None

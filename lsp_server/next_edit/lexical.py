@@ -6,7 +6,7 @@ comment) as the edit. A tree-sitter parse would be exact but costs a grammar per
 O(window), needs no grammar and is wrong only where a window starts inside a multi-line string or comment (the
 window's first lines are then read as code), which costs at worst one suggestion the user can ignore. A JavaScript
 template literal's `${...}` substitutions are code (one level of braces inside), so a renamed variable is renamed
-there too."""
+there too. A regular-expression literal is a string, so that a quote inside it (`/['"]/`) opens none."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ _TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
 #: A substitution in a template literal, `${...}` (one level of braces inside: `${f({a})}` ends at its own brace).
 _HOLE = re.compile(r"\$\{(?:[^{}`]|\{[^{}`]*\})*\}")
+#: A JavaScript regular-expression literal, where an operand starts (after `=`, `(`, `,`, `:`, `return` ...: never a
+#: division): its quotes (`/[\w!#$%&'*+.^`|~-]+/`) open no string. The blanks before it belong to it.
+_REGEX = r"(?:(?<=[=(,:\[!&|?{};\n])|(?<=\breturn))[ \t]*/(?![/*])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[a-z]*"
 _RUST_CHAR = r"'(?:\\.[^'\n]{0,8}|[^'\\\n])'"  # a lifetime ('a) is not a string
 
 #: Language family → (comment patterns, string patterns). Unknown languages (plaintext, markdown) are all code.
@@ -33,7 +36,7 @@ _FAMILIES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "python": ((r"#[^\n]*",), (_TRIPLE, _SINGLE, _DOUBLE)),
     "hash": ((r"#[^\n]*",), (_SINGLE, _DOUBLE)),
     "c": ((r"//[^\n]*", _BLOCK), (_DOUBLE, _SINGLE)),
-    "js": ((r"//[^\n]*", _BLOCK), (_BACKTICK, _DOUBLE, _SINGLE)),
+    "js": ((r"//[^\n]*", _BLOCK), (_BACKTICK, _DOUBLE, _SINGLE, _REGEX)),
     "rust": ((r"//[^\n]*", _BLOCK), (_DOUBLE, _RUST_CHAR)),
     "dash": ((r"--[^\n]*",), (_DOUBLE, _SINGLE)),
     "html": ((r"<!--[\s\S]*?(?:-->|\Z)",), (_DOUBLE, _SINGLE)),

@@ -93,6 +93,10 @@ class Substitution:
     #: The edited text stood, as far as the hunk shows, in a call's arguments (`f(a, b);`), not in a definition's
     #: parameters (`(a, b) => ...`).
     call: bool = False
+    #: Found only in a type position (after `:`, `->`, `[`, `<`, `|`): a built-in type the user replaced twice.
+    typed_only: bool = False
+    #: Found only on the lines just below the cursor (a prefix put before an argument: the run of similar calls).
+    near: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -226,7 +230,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                                  or _alone_on_line(a, i1) or core_new[0] in COMMON_NAMES)
         # no built-in is renamed into a literal or another built-in (`= never` → `= false`, `set(x)` → `list(x)`):
         # it is a value or a call changed at this place
-        valued = core_new[0] in LITERALS and core_old[0] not in LITERALS
+        # ... nor into `this` (`return res` → `return this`: the object returned, not every `res` renamed)
+        valued = (core_new[0] in LITERALS or core_new[0] == "this") and core_old[0] not in LITERALS
         if valued and core_old[0] not in COMMON_NAMES:
             return _anchor_before(a, i1)  # `= LC_NUMERIC` → `= None`: the name is no variable renamed
         if not (distinct or valued):
@@ -414,7 +419,36 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         narrow = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
         if narrow is not None and narrow[0] != sub.old:
             sub = dataclasses.replace(sub, fallback=_made(narrow, a, b, ops, old, new, language))
+    if len(ops) == 1 and sub.fallback is None and not sub.name:
+        prefixed = _prefixed_argument(a, b, ops[0])
+        if prefixed is not None:
+            sub = dataclasses.replace(sub, fallback=dataclasses.replace(
+                sub, old=prefixed[0], new=prefixed[1], name=False, attribute=False, lead="", at_line_end=False,
+                fallback=None, near=True, call=True, around=(prefixed[2], sub.around[1])))
     return sub
+
+
+#: A prefix put before an argument: a cast (`(PyUnicodeObject *) `) or an address or dereference (`&`, `*`).
+_PREFIX = re.compile(r"\([\w\s*]+\)\s*|[&*]+\Z")
+
+
+def _prefixed_argument(a: list[str], b: list[str], op: Op) -> tuple[str, str, str] | None:
+    """(old, new) of a prefix inserted before a name that opens or follows a call's argument (`f(s)` →
+    `f((PyUnicodeObject*) s)`): the argument and the bracket or comma before it (`(s` → `((PyUnicodeObject*) s`), for
+    the similar calls just below when the whole call stands nowhere ahead (`escape_unicode_kind2(s)`), and the
+    character before it; else None."""
+    tag, i1, i2, j1, j2 = op
+    if tag != "insert" or i2 >= len(a) or not _is_name(a[i2]) or a[i2] in KEYWORDS:
+        return None
+    inserted = "".join(b[j1:j2])
+    if not _PREFIX.fullmatch(inserted.strip()) and not _PREFIX.fullmatch(inserted):
+        return None
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 0 or a[k] not in ("(", ","):
+        return None
+    return "".join(a[k:i2 + 1]), "".join(a[k:i1]) + inserted + a[i2], "".join(a[:k])[-1:]
 
 
 def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops: list[Op], old: str, new: str,
@@ -431,7 +465,8 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     line_end = old.find("\n", old_start + len(old_text))
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
     receiver = _receiver(before) if name and _ends_in_dot(before) else ""
-    return Substitution(old_text, new_text, name=name, attribute=_ends_in_dot(before), region=region,
+    attribute = _ends_in_dot(before) or (name and _method_at(new, start, start + len(new_text), language))
+    return Substitution(old_text, new_text, name=name, attribute=attribute, region=region,
                         receiver=receiver if receiver in _RECEIVERS else "",
                         at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
                         around=(new[start - 1:start], after), context=context,
@@ -555,6 +590,22 @@ def _receiver(before: str) -> str:
     return found.group(1) if found else ""
 
 
+#: Languages whose classes and object literals define methods by name alone: `  process(schema) {`.
+_METHOD_LANGUAGES = frozenset("javascript javascriptreact typescript typescriptreact".split())
+_MODIFIERS = r"(?:static|async|get|set|public|private|protected|readonly|override)"
+_METHOD_HEAD = re.compile(r"(?:^|\n)[ \t]*(?:" + _MODIFIERS + r"[ \t]+|\*[ \t]*)*\Z")
+_METHOD_TAIL = re.compile(r"[ \t]*(?:<[^<>\n]*>)?[ \t]*\(")
+
+
+def _method_at(text: str, start: int, end: int, language: str) -> bool:
+    """Whether the name at [start, end) defines a method (`  process(schema: T): U {` in a class or an object
+    literal, JavaScript and TypeScript): a property's name, like `x.process`, not a variable's."""
+    if language not in _METHOD_LANGUAGES or not _METHOD_HEAD.search(text, max(0, start - 80), start):
+        return False
+    tail = _METHOD_TAIL.match(text, end)
+    return tail is not None and _bracket_kind(text, tail.end()) == "parameters"
+
+
 def _attribute_at(text: str, start: int) -> bool:
     i = start - 1
     while i >= 0 and text[i] in " \t":
@@ -592,6 +643,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
+    typed = _typed_mention(sub)
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
     # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
@@ -608,10 +661,12 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
-        if sub.name and _attribute_at(text, start) != sub.attribute:
-            continue
+        if sub.name and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
+            continue  # a method defined by its name alone (`  process(x) {`) is a property, as `this.process` is
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
             continue  # `self.data` renamed: `frame.data` is another class's
+        if sub.typed_only and not _type_position(text, start):
+            continue
         if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
@@ -624,7 +679,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
                 if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
                     continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
-            if kind != sub.region and not (kind == COMMENT and mentioned):
+            if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed):
                 continue
         yield start, end
 
@@ -784,8 +839,40 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+def _type_position(text: str, start: int) -> bool:
+    """Whether a name at `start` stands where a type does: after `:`, `->`, `[`, `<` or `|` on its line."""
+    before = text[max(0, start - 40):start].rstrip(" \t")
+    return before.endswith((":", "->", "[", "<", "|")) and not before.endswith("::")
+
+
+def _core(event: EditEvent) -> tuple[str, str] | None:
+    """The one built-in type `event` replaced by one other name (`float` → `Number`), or None."""
+    a, b = _tokens(event.old), _tokens(event.new)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][2] - ops[0][1] != 1 or ops[0][4] - ops[0][3] != 1:
+        return None
+    old, new = a[ops[0][1]], b[ops[0][3]]
+    if old not in COMMON_NAMES or old in LITERALS or not _is_name(new) or new in LITERALS:
+        return None
+    return old, new
+
+
+def _twice(sub: Substitution, event: EditEvent, previous: EditEvent | None) -> Substitution | None:
+    """A built-in type the user replaced by the same name in the edit before too (`blocking_timeout: Optional[float]`
+    → `Number` after `timeout: Optional[float]` → `Number`): a change of that type wherever it stands as a type, no
+    longer of one place; None when the two edits differ, or this one is no such change."""
+    if previous is None or sub.name:
+        return None
+    core = _core(event)
+    if core is None or core != _core(previous):
+        return None
+    return dataclasses.replace(sub, old=core[0], new=core[1], lead="", at_line_end=False, fallback=None,
+                               typed_only=True, near=False, wrapped=False, call=False, around=("", ""))
+
+
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
-              names_only: bool = False, region: str | None = None, edit_at: int | None = None) -> TextEdit | None:
+              names_only: bool = False, region: str | None = None, edit_at: int | None = None,
+              previous: EditEvent | None = None) -> TextEdit | None:
     """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text` (a
     rename wraps to the start: all its uses must follow; other changes go top-down), or None. Occurrences on a run
     of consecutive lines are one edit (the next hunk as the user would make it, as a diff groups it; chaining
@@ -794,12 +881,12 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     is in, as the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`:
     where in `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the
     one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
-    somewhere."""
+    somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None
-    for each in (sub, sub.fallback):
+    for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue
         if lexed is None:
@@ -814,6 +901,12 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+def _typed_mention(sub: Substitution) -> bool:
+    """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
+    `{Lru}`) or a code span (`` `Lru` ``)."""
+    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and sub.around[1] in ("}", "<", "`", "[")
+
+
 def _appended(sub: Substitution) -> bool:
     """Whether the change only appends text after its old word (not a longer name: `e` → `err` is a rename)."""
     return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
@@ -824,7 +917,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     if not spans:
         return None
     candidates = spans
-    if sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
+    if _typed_mention(sub):  # the code below goes with the type renamed above it: code, or mentions of the same shape
+        candidates = [(s, e) for s, e in spans if lexed.kind_at(s) == CODE
+                      or (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    elif sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
     if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
         # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
@@ -832,8 +928,17 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         candidates = [span for span in code if span[0] >= cursor] or code + [
             span for span in candidates if span[0] >= cursor and span not in code]
     ahead = [span for span in candidates if span[0] >= cursor]
+    if sub.near:  # the similar calls just below, in calls
+        ahead = [(s, e) for s, e in ahead if _line_breaks(text, cursor, s) <= MAX_RUN_LINES
+                 and _bracket_kind(text, e) == "call"]
+        if not ahead:
+            return None
     if ahead and sub.region != CODE:
-        ahead = _best_context(text, ahead, sub.context)
+        code = [span for span in ahead if lexed.kind_at(span[0]) == CODE] if _typed_mention(sub) else []
+        prose = [span for span in ahead if span not in code]
+        ahead = _best_context(text, prose, sub.context) if prose else []
+        if code and (not ahead or code[0][0] < ahead[0][0]):
+            ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:

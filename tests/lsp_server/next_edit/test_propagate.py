@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.next_edit.types import EditEvent
+from lsp_server.next_edit.lexical import CODE, STRING, regions
 from lsp_server.next_edit.propagate import propagate, substitution
 
 
@@ -564,3 +565,70 @@ def test_a_pattern_changed_in_a_string_is_repeated_where_it_recurs():
     old, new = "    (r'/\\*(?:.|\\n)*?\\*/', Comment),\n", "    (r'/\\*[\\s\\S]*?\\*/', Comment),\n"
     text = "x = '(?:.|\\n)' and f((a, b))\n    (r'<!--(?:.|\\n)*?-->', Comment),\n"
     assert _next(old, new, text, cursor=5) == ("(?:.|\\n)", "[\\s\\S]")
+
+
+def test_a_cast_put_before_an_argument_is_repeated_in_the_similar_calls_just_below():
+    old = "\t\treturn escape_kind1(s);\n"
+    new = "\t\treturn escape_kind1((PyUnicodeObject*) s);\n"
+    head = "\tcase 1:\n" + new
+    text = head + "\tcase 2:\n\t\treturn escape_kind2(s);\n\t}\n"
+    assert _next(old, new, text, len(head) - 3, "c") == ("(s", "((PyUnicodeObject*) s")
+    far = head + "\n" * 12 + "\tg(s);\n"
+    assert _next(old, new, far, len(head) - 3, "c") is None  # not a run of similar calls: no guess
+    assert _next(old, new, head + "\tif (s) {\n", len(head) - 3, "c") is None  # a condition, no call
+
+
+def test_a_quote_inside_a_javascript_regular_expression_opens_no_string():
+    text = "const re = /^[\\w!#$%&'*+.^`|~-]+$/\nconst cache = new Lru(100)\nconst half = a / b / c\n"
+    found = regions(text, "javascript")
+    assert found.kind_at(text.index("Lru")) == CODE
+    assert found.kind_at(text.index("^[")) == STRING
+    assert found.kind_at(text.index("b / c")) == CODE  # a division is no regular expression
+    assert found.kind_at(text.index("'")) == STRING
+
+
+def test_a_type_renamed_in_a_jsdoc_comment_is_renamed_next_in_the_code_below():
+    old, new = " * @type {Lru<ContentType>}\n", " * @type {Fifo<ContentType>}\n"
+    text = "/**\n" + new + " */\nconst cache = new Lru(100)\n\n/**\n * @type {Lru<ContentType>}\n */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, text.index("Fifo") + 4, "javascript",
+                     edit_at=text.index("Fifo"))
+    assert edit is not None and text[edit.start - 4:edit.end] == "new Lru" and edit.text == "Fifo"
+    # a word renamed in prose (no type braces, no code span) stays in prose
+    prose_old, prose_new = " * the Lru cache\n", " * the Fifo cache\n"
+    prose = "/**\n" + prose_new + " */\nconst cache = new Lru(100)\n"
+    assert propagate(EditEvent("a.js", 0, prose_old, prose_new), prose, prose.index("Fifo") + 4, "javascript",
+                     edit_at=prose.index("Fifo")) is None
+
+
+def test_a_built_in_type_replaced_the_same_way_twice_is_replaced_where_it_stands_as_a_type():
+    first = EditEvent("a.py", 3, "        timeout: Optional[float] = None,\n",
+                      "        timeout: Optional[Number] = None,\n")
+    old, new = "        blocking: Optional[float] = None,\n", "        blocking: Optional[Number] = None,\n"
+    text = "def f(\n" + new + "):\n    x = float(y)\n\ndef g(self, extra: float, b: bool):\n"
+    assert _next(old, new, text, text.index("):")) is None  # once: a change of its place
+    edit = propagate(EditEvent("a.py", 1, old, new), text, text.index("):"), "python", previous=first)
+    assert edit is not None and text[edit.start - 7:edit.end] == "extra: float" and edit.text == "Number"
+    other = EditEvent("a.py", 3, "        timeout: float = None,\n", "        timeout: int = None,\n")
+    assert propagate(EditEvent("a.py", 1, old, new), text, text.index("):"), "python", previous=other) is None
+
+
+def test_a_method_defined_by_its_name_alone_is_a_property_not_the_renamed_variable():
+    old, new = "import { process } from './to-json.js'\n", "import { processSchema } from './to-json.js'\n"
+    text = new + "class G {\n  process(schema: T, p = {}): S {\n    return process(schema, this.ctx)\n  }\n}\n"
+    assert _next(old, new, text, len(new), "typescript") == ("process", "processSchema")
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
+    assert edit is not None and text[edit.start - 7:edit.start] == "return "
+    # a method renamed is renamed where it is called as a property
+    m_old, m_new = "  process(schema) {\n", "  run(schema) {\n"
+    calls = "class G {\n" + m_new + "  }\n}\nprocess(x)\ng.process(y)\n"
+    edit = propagate(EditEvent("a.js", 1, m_old, m_new), calls, len("class G {\n" + m_new), "javascript")
+    assert edit is not None and calls[edit.start - 2:edit.end] == "g.process"
+
+
+def test_a_name_replaced_by_this_is_the_value_at_its_place_not_a_rename():
+    old, new = "    return res\n", "    return this\n"
+    text = "  add (dest) {\n    const res = this\n    id: ++res.lastId\n" + new + "  },\n  remove (id) {\n" \
+        "    const res = this\n    return res\n"
+    cursor = text.index(new) + len(new)
+    assert _next(old, new, text, cursor, "javascript") == ("return res", "return this")
+    assert _next(old, new, text[:cursor] + "    id: ++res.lastId\n", cursor, "javascript") is None
