@@ -1,12 +1,12 @@
 """Remove the loops a small model falls into: a line ending in a repeating pattern, a run of near-identical lines,
-a run of near-identical blocks."""
+a run of near-identical blocks, a statement of several lines written twice in a row."""
 
 from __future__ import annotations
 
 import re
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import is_blank, near_identical
+from lsp_server.postprocess.textutil import indent_width, is_blank, near_identical
 
 # (shortest period, repetitions): a 3+ character pattern 6 times, or a 10+ character pattern 4 times.
 REPETITION_RULES = ((3, 6), (10, 4))
@@ -95,4 +95,42 @@ def remove_repetitive_blocks(text: str, ctx: PostprocessContext) -> str | None:
         index -= 1
     if count >= REPEATED_BLOCKS:
         return text[: spans[index][1]].rstrip()
+    return text
+
+
+#: A line that carries the statement above it on at its indentation (`}`, `});`, `} else {`, `else:`, `except E:`).
+_CARRIES_ON = re.compile(r"[)\]}]|(?:else|elif|except|finally|catch)\b")
+
+
+def _statement_end(lines: list[str], widths: list[int], start: int) -> int:
+    """The index after the statement that starts at `start`: its deeper lines and the lines that carry it on."""
+    end = start + 1
+    while end < len(lines) and (is_blank(lines[end]) or widths[end] > widths[start]
+                                or (widths[end] == widths[start] and _CARRIES_ON.match(lines[end].strip()))):
+        end += 1
+    return end
+
+
+def _code(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if not is_blank(line)]
+
+
+def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
+    """A statement of several lines that the model writes again right after itself, at the same indentation and
+    the same line for line (`if !c.IsAvailableCommand() {` / `continue` / `}` four times: real-code benchmark, a
+    one-line hole), is a loop, not code: the item ends before the first repeat. Statements of one line are left to
+    `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`)."""
+    lines = text.split("\n")
+    if len(lines) < 4:
+        return text
+    widths = [indent_width(ctx.line_prefix + lines[0])] + [indent_width(line) for line in lines[1:]]
+    for start in range(len(lines)):
+        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()):
+            continue
+        end = _statement_end(lines, widths, start)
+        statement = _code(lines[start:end])
+        if len(statement) < 2 or end >= len(lines) or widths[end] != widths[start]:
+            continue
+        if _code(lines[end:_statement_end(lines, widths, end)]) == statement:
+            return "\n".join(lines[:end]).rstrip()
     return text
