@@ -115,10 +115,15 @@ def _code(lines: list[str]) -> list[str]:
     return [line.strip() for line in lines if not is_blank(line)]
 
 
+#: The longest run of statements looked for written again (`a = f()` / `if a: …`, then the same two).
+MAX_REPEATED_RUN = 3
+
+
 def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
-    """A statement of several lines that the model writes again right after itself, at the same indentation and
-    the same line for line (`if !c.IsAvailableCommand() {` / `continue` / `}` four times: real-code benchmark, a
-    one-line hole), is a loop, not code: the item ends before the first repeat. Statements of one line are left to
+    """A statement of several lines, or a run of up to `MAX_REPEATED_RUN` statements of several lines in all, that
+    the model writes again right after itself, at the same indentation and the same line for line (real-code
+    benchmark, one-line holes: `if !c.IsAvailableCommand() {` / `continue` / `}` four times; `message = …` and an
+    `if` block, twice), is a loop, not code: the item ends before the first repeat. One line written twice is left to
     `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`)."""
     lines = text.split("\n")
     if len(lines) < 4:
@@ -127,10 +132,11 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
     for start in range(len(lines)):
         if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()):
             continue
-        end = _statement_end(lines, widths, start)
-        statement = _code(lines[start:end])
-        if len(statement) < 2 or end >= len(lines) or widths[end] != widths[start]:
-            continue
-        if _code(lines[end:_statement_end(lines, widths, end)]) == statement:
-            return "\n".join(lines[:end]).rstrip()
+        ends = [start]  # where each statement at this indentation starts, then where the last one ends
+        while len(ends) <= 2 * MAX_REPEATED_RUN and ends[-1] < len(lines) and widths[ends[-1]] == widths[start]:
+            ends.append(_statement_end(lines, widths, ends[-1]))
+        for size in range(1, (len(ends) - 1) // 2 + 1):
+            run = _code(lines[start:ends[size]])
+            if len(run) >= 2 and _code(lines[ends[size]:ends[2 * size]]) == run:
+                return "\n".join(lines[:ends[size]]).rstrip()
     return text

@@ -72,6 +72,15 @@ def test_a_repeat_nested_in_the_item_is_cut_too():
     assert remove_repeated_statement(item, c) == "for word in words:\n        if word == ' ':\n            continue"
 
 
+def test_a_run_of_statements_written_again_is_cut_before_the_repeat():
+    # The real-code benchmark (rich): a one-line hole shown as an assignment and an `if` block, twice.
+    c = ctx("def emit(self, record):\n    if self.formatter:\n        ║\n    return message\n")
+    run = "message = self.format(record)\n        if self.formatter:\n            self.formatter.usesTime()"
+    assert remove_repeated_statement(run + "\n        " + run, c) == run
+    pair = "a = f()\n        b = g()"
+    assert remove_repeated_statement(pair + "\n        " + pair + "\n        c = h()", c) == pair
+
+
 def test_one_line_repeats_and_different_statements_stay():
     c = ctx("def f(out):\n    ║\n")
     assert remove_repeated_statement("out.write('\\n')\n    out.write('\\n')\n    out.flush()\n    x = 1", c) \
