@@ -111,6 +111,20 @@ def _statement_end(lines: list[str], widths: list[int], start: int) -> int:
     return end
 
 
+#: String literals on one line, whose brackets do not count.
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
+
+
+def _depths(lines: list[str]) -> list[int]:
+    """For each line, how many brackets the item's lines before it leave open (string literals aside)."""
+    depths, depth = [], 0
+    for line in lines:
+        depths.append(depth)
+        code = _STRING.sub("", line)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    return depths
+
+
 def _code(lines: list[str]) -> list[str]:
     return [line.strip() for line in lines if not is_blank(line)]
 
@@ -124,14 +138,16 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
     the model writes again right after itself, at the same indentation and the same line for line (real-code
     benchmark, one-line holes: `if !c.IsAvailableCommand() {` / `continue` / `}` four times; `message = …` and an
     `if` block, twice), is a loop, not code: the item ends before the first repeat. One line written twice is left to
-    `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`)."""
+    `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`), and so are lines
+    inside brackets: the rows of a table or a literal repeat on purpose (the cut simulation: rich's box drawings)."""
     lines = text.split("\n")
     if len(lines) < 4:
         return text
     widths = [indent_width(ctx.line_prefix + lines[0])] + [indent_width(line) for line in lines[1:]]
+    depths = _depths(lines)
     for start in range(len(lines)):
-        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()):
-            continue
+        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()) or depths[start] > min(depths[:start + 1]):
+            continue  # not a statement: a line inside brackets is data (rows of a table repeat on purpose)
         ends = [start]  # where each statement at this indentation starts, then where the last one ends
         while len(ends) <= 2 * MAX_REPEATED_RUN and ends[-1] < len(lines) and widths[ends[-1]] == widths[start]:
             ends.append(_statement_end(lines, widths, ends[-1]))

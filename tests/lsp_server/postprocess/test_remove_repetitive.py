@@ -90,3 +90,10 @@ def test_one_line_repeats_and_different_statements_stay():
     # a statement and its `else` are one statement, not a repeat of the `if` line
     item = "if a:\n        f(a)\n    else:\n        f(a)"
     assert remove_repeated_statement(item, c) == item
+
+
+def test_rows_inside_brackets_are_data_not_statements():
+    # The cut simulation (rich/box.py): a box drawing whose rows repeat in pairs is not a loop.
+    c = ctx("║\n")
+    item = 'DOUBLE: Box = Box(\n    "╔═╤╗\\n"\n    "║ │║\\n"\n    "╟─┼╢\\n"\n    "║ │║\\n"\n    "╟─┼╢\\n"\n)'
+    assert remove_repeated_statement(item, c) == item
