@@ -16,7 +16,8 @@ Before caching (once per model answer; the work is independent of where the user
 After caching (on every item shown, also when it comes from the cache while the user types through it):
   1. ``remove_repetitive_blocks``      two or more repeated blocks at the end: keep the first
   2. ``remove_repetitive_lines``       five or more near-identical lines at the end: keep the first
-  3. ``remove_repeated_statement``     a statement of several lines written twice in a row: keep the first
+  3. ``remove_repeated_statement``     a statement (or a run) of several lines written twice in a row: keep
+                                       the first
   4. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
                                        closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
   5. ``cut_unreachable``               code after a `return`/`raise`/`break` in the same block goes (it never runs)

@@ -1,5 +1,5 @@
 """Remove the loops a small model falls into: a line ending in a repeating pattern, a run of near-identical lines,
-a run of near-identical blocks, a statement of several lines written twice in a row."""
+a run of near-identical blocks, a statement (or a run of statements) of several lines written twice in a row."""
 
 from __future__ import annotations
 
@@ -145,8 +145,10 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
         return text
     widths = [indent_width(ctx.line_prefix + lines[0])] + [indent_width(line) for line in lines[1:]]
     depths = _depths(lines)
+    outside = depths[0]  # the shallowest bracket depth so far: lines deeper are inside brackets the item opened
     for start in range(len(lines)):
-        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()) or depths[start] > min(depths[:start + 1]):
+        outside = min(outside, depths[start])
+        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()) or depths[start] > outside:
             continue  # not a statement: a line inside brackets is data (rows of a table repeat on purpose)
         ends = [start]  # where each statement at this indentation starts, then where the last one ends
         while len(ends) <= 2 * MAX_REPEATED_RUN and ends[-1] < len(lines) and widths[ends[-1]] == widths[start]:
