@@ -16,17 +16,19 @@ Before caching (once per model answer; the work is independent of where the user
 After caching (on every item shown, also when it comes from the cache while the user types through it):
   1. ``remove_repetitive_blocks``      two or more repeated blocks at the end: keep the first
   2. ``remove_repetitive_lines``       five or more near-identical lines at the end: keep the first
-  3. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
+  3. ``remove_repeated_statement``     a statement (or a run) of several lines written twice in a row: keep
+                                       the first
+  4. ``limit_scope``                   cut where the indentation leaves the block being completed (only a real
                                        closer, `}`/`end`, or a reopener, `} else {`/`else:`, may stand below it)
-  4. ``cut_unreachable``               code after a `return`/`raise`/`break` in the same block goes (it never runs)
-  5. ``drop_dangling_end``             no ending on an indented empty line or in a header without its body
-  6. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
-  7. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
-  8. ``fix_odd_indent``                a stray space after the cursor's indentation goes
-  9. ``drop_suffix_duplicate``         again, on the trimmed item
- 10. ``trim_whitespace``               again, cuts above may leave trailing blanks
- 11. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
- 12. ``drop_short``                    again
+  5. ``cut_unreachable``               code after a `return`/`raise`/`break` in the same block goes (it never runs)
+  6. ``drop_dangling_end``             no ending on an indented empty line or in a header without its body
+  7. ``drop_duplicated_closing_line``  a closing line the suffix already has goes
+  8. ``reindent``                      tabs/spaces and unit to the document's (else the editor's) indentation
+  9. ``fix_odd_indent``                a stray space after the cursor's indentation goes
+ 10. ``drop_suffix_duplicate``         again, on the trimmed item
+ 11. ``trim_whitespace``               again, cuts above may leave trailing blanks
+ 12. ``cut_before_suffix_lines``       a tail equal to the next lines after the cursor goes
+ 13. ``drop_short``                    again
 
 The order matters: scope is limited before the closing-line check (which looks at the item's last line),
 re-indentation comes after all cuts, and the drops come last in each stage. ``replace_range_end`` is separate: the
@@ -53,6 +55,7 @@ from lsp_server.postprocess.parse_clean import cut_parse_errors
 from lsp_server.postprocess.reindent import fix_odd_indent, reindent
 from lsp_server.postprocess.remove_repetitive import (
     remove_line_ending_with_repetition,
+    remove_repeated_statement,
     remove_repetitive_blocks,
     remove_repetitive_lines,
 )
@@ -74,6 +77,7 @@ FILTERS_BEFORE_CACHE: tuple[tuple[str, Filter], ...] = (
 FILTERS_AFTER_CACHE: tuple[tuple[str, Filter], ...] = (
     ("remove_repetitive_blocks", remove_repetitive_blocks),
     ("remove_repetitive_lines", remove_repetitive_lines),
+    ("remove_repeated_statement", remove_repeated_statement),
     ("limit_scope", limit_scope),
     ("cut_unreachable", cut_unreachable),
     ("drop_dangling_end", drop_dangling_end),

@@ -14,7 +14,13 @@ other filters still apply): a cut is only made when the parser has shown that it
 prefix makes parse better, and that parses once what it leaves open is closed (a docstring or a call the token limit
 cut off), is unfinished, not wrong: it stays whole rather than shrink to its first line, which is as unfinished and
 shorter (real-code benchmark: a docstring shown as its first line, an `if (…) {` shown without the body the model
-wrote)."""
+wrote).
+
+A prefix that leaves a block open which the item went on to close is not clean either: its block takes the closer of
+the code around it, and tree-sitter reports the closer missing at the window's end, far from the item, where it was
+not counted (real-code benchmark: a Go `if … {` and one body line shown, the `}` and a wrong `} else if …:` cut
+away). Problems at the window's end count too, and a cut before a line that starts with closers (`} else if …`)
+keeps those closers when that parses clean: `if … {`, its body and `}`."""
 
 from __future__ import annotations
 
@@ -62,8 +68,24 @@ def _problems(tree: Any, language: str, low: int, high: int) -> int:
     return count + extra_defaults(language, tree.root_node, low, high)
 
 
+def _problems_from(tree: Any, low: int) -> int:
+    """Error and missing nodes that start at byte `low` or after it: at the window's end, where a block the item
+    leaves open takes the closer that belonged to the code around it (tree-sitter reports the closer missing there)."""
+    count = 0
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if (node.type == "ERROR" or node.is_missing) and node.start_byte >= low:
+            count += 1
+        if node.has_error:
+            stack.extend(node.children)
+    return count
+
+
 #: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
 _CLOSERS = (")", "]", "}", "end")
+#: The closers a line starts with (`}` of `} else {`): a cut before that line may keep them.
+_LEADING_CLOSERS = re.compile(r"[ \t]*[)\]}]+")
 _NOT_CODE_START = re.compile(r"\s*(?:[*#]|//|/\*|--|\"\"\"|\'\'\'|$)")
 
 
@@ -153,10 +175,10 @@ def _closing(item: str, language_id: str) -> str:
     return end + "".join("\n" + closer for closer in closers)
 
 
-def _window(ctx: PostprocessContext) -> tuple[str, str]:
-    """The code parsed around the item: the head before it, the tail after it. The tail ends with the closers of
-    the blocks and brackets the window leaves open (each on a line of its own): a window of a brace language ends
-    inside the function and class it starts in, and without them the code around the cursor parsed with an error
+def _window(ctx: PostprocessContext) -> tuple[str, str, str]:
+    """The code parsed around the item: the head before it, the tail after it, and the closers of the blocks and
+    brackets the window leaves open (each on a line of its own, "" when it leaves none): a window of a brace language
+    ends inside the function and class it starts in, and without them the code around the cursor parsed with an error
     over all of it, so that no item could be judged and the cut was off (real-code benchmark: a third of the tune
     split's tasks, most in TypeScript)."""
     head = "\n".join(_head_lines(ctx.prefix_lines))
@@ -169,9 +191,7 @@ def _window(ctx: PostprocessContext) -> tuple[str, str]:
         tail = tail[:end] if end > 0 else tail[:CHARS_AFTER]
     language = default_table().lookup(ctx.language)
     closers = unclosed_brackets(head + tail, language.line_comment, language.multiline_strings)
-    if closers:
-        tail = tail + "\n" + "\n".join(closers)
-    return head, tail
+    return head, tail, "".join("\n" + closer for closer in closers)
 
 
 def cut_parse_errors(item: str, ctx: PostprocessContext, clock: Callable[[], float] = time.perf_counter) -> str | None:
@@ -183,22 +203,31 @@ def cut_parse_errors(item: str, ctx: PostprocessContext, clock: Callable[[], flo
     if parser is None:
         return item
     started = clock()
-    head, tail = _window(ctx)
+    head, tail, closing = _window(ctx)
 
     line_start = head.rfind("\n", 0, max(0, head.rfind("\n"))) + 1  # the line above the cursor's
     low = len(head[:line_start].encode("utf-8", "surrogatepass"))
 
-    def problems(middle: str) -> int:
+    def problems(middle: str) -> tuple[int, int]:
+        """(problems near the item, problems at the window's end: in the closers added to it, else on its last
+        line)."""
         # The editor's auto-closed brackets that the item will replace (`replace_range_end`) are not doubled.
         rest = tail[replace_range_end(middle, ctx):] if middle else tail
         ahead = "\n".join(rest.split("\n", LINES_LOOKED_AT + 1)[:LINES_LOOKED_AT + 1])
         high = len((head + middle + ahead).encode("utf-8", "surrogatepass"))
-        source = (head + middle + rest).encode("utf-8", "surrogatepass")
-        return _problems(parser.parse(source), ctx.language, low, high)
+        code = (head + middle + rest).encode("utf-8", "surrogatepass")
+        end = len(code) if closing else code.rfind(b"\n") + 1
+        tree = parser.parse(code + closing.encode("utf-8"))
+        return _problems(tree, ctx.language, low, high), _problems_from(tree, max(high + 1, end))
 
     try:
         baseline = problems("")
-        if baseline > MAX_BASELINE_PROBLEMS or problems(item) <= baseline:
+
+        def clean(middle: str) -> bool:
+            near, end = problems(middle)
+            return near <= baseline[0] and end <= baseline[1]
+
+        if baseline[0] > MAX_BASELINE_PROBLEMS or clean(item):
             return item
         lines = item.split("\n")
         for keep in range(len(lines) - 1, 0, -1):
@@ -206,9 +235,16 @@ def cut_parse_errors(item: str, ctx: PostprocessContext, clock: Callable[[], flo
                 log.debug("parse-clean: over its %.0f ms budget; item kept", BUDGET_MS)
                 return item
             candidate = "\n".join(lines[:keep])
-            if candidate.strip() and problems(candidate) <= baseline:
+            if not candidate.strip():
+                continue
+            closers = _LEADING_CLOSERS.match(lines[keep])
+            if closers and lines[keep].strip() != closers.group(0).strip():
+                closed = candidate + "\n" + closers.group(0)
+                if clean(closed):
+                    return closed
+            if clean(candidate):
                 return candidate
-        return item if problems(item + _closing(item, ctx.language)) <= baseline else lines[0]
+        return item if clean(item + _closing(item, ctx.language)) else lines[0]
     except Exception as exc:  # a parser problem never costs the suggestion
         log.debug("parse-clean: tree-sitter failed (%s); item kept", exc)
         return item

@@ -1,12 +1,12 @@
 """Remove the loops a small model falls into: a line ending in a repeating pattern, a run of near-identical lines,
-a run of near-identical blocks."""
+a run of near-identical blocks, a statement (or a run of statements) of several lines written twice in a row."""
 
 from __future__ import annotations
 
 import re
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import is_blank, near_identical
+from lsp_server.postprocess.textutil import indent_width, is_blank, near_identical
 
 # (shortest period, repetitions): a 3+ character pattern 6 times, or a 10+ character pattern 4 times.
 REPETITION_RULES = ((3, 6), (10, 4))
@@ -95,4 +95,66 @@ def remove_repetitive_blocks(text: str, ctx: PostprocessContext) -> str | None:
         index -= 1
     if count >= REPEATED_BLOCKS:
         return text[: spans[index][1]].rstrip()
+    return text
+
+
+#: A line that carries the statement above it on at its indentation (`}`, `});`, `} else {`, `else:`, `except E:`).
+_CARRIES_ON = re.compile(r"[)\]}]|(?:else|elif|except|finally|catch)\b")
+
+
+def _statement_end(lines: list[str], widths: list[int], start: int) -> int:
+    """The index after the statement that starts at `start`: its deeper lines and the lines that carry it on."""
+    end = start + 1
+    while end < len(lines) and (is_blank(lines[end]) or widths[end] > widths[start]
+                                or (widths[end] == widths[start] and _CARRIES_ON.match(lines[end].strip()))):
+        end += 1
+    return end
+
+
+#: String literals on one line, whose brackets do not count.
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
+
+
+def _depths(lines: list[str]) -> list[int]:
+    """For each line, how many brackets the item's lines before it leave open (string literals aside)."""
+    depths, depth = [], 0
+    for line in lines:
+        depths.append(depth)
+        code = _STRING.sub("", line)
+        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    return depths
+
+
+def _code(lines: list[str]) -> list[str]:
+    return [line.strip() for line in lines if not is_blank(line)]
+
+
+#: The longest run of statements looked for written again (`a = f()` / `if a: …`, then the same two).
+MAX_REPEATED_RUN = 3
+
+
+def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
+    """A statement of several lines, or a run of up to `MAX_REPEATED_RUN` statements of several lines in all, that
+    the model writes again right after itself, at the same indentation and the same line for line (real-code
+    benchmark, one-line holes: `if !c.IsAvailableCommand() {` / `continue` / `}` four times; `message = …` and an
+    `if` block, twice), is a loop, not code: the item ends before the first repeat. One line written twice is left to
+    `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`), and so are lines
+    inside brackets: the rows of a table or a literal repeat on purpose (the cut simulation: rich's box drawings)."""
+    lines = text.split("\n")
+    if len(lines) < 4:
+        return text
+    widths = [indent_width(ctx.line_prefix + lines[0])] + [indent_width(line) for line in lines[1:]]
+    depths = _depths(lines)
+    outside = depths[0]  # the shallowest bracket depth so far: lines deeper are inside brackets the item opened
+    for start in range(len(lines)):
+        outside = min(outside, depths[start])
+        if is_blank(lines[start]) or _CARRIES_ON.match(lines[start].strip()) or depths[start] > outside:
+            continue  # not a statement: a line inside brackets is data (rows of a table repeat on purpose)
+        ends = [start]  # where each statement at this indentation starts, then where the last one ends
+        while len(ends) <= 2 * MAX_REPEATED_RUN and ends[-1] < len(lines) and widths[ends[-1]] == widths[start]:
+            ends.append(_statement_end(lines, widths, ends[-1]))
+        for size in range(1, (len(ends) - 1) // 2 + 1):
+            run = _code(lines[start:ends[size]])
+            if len(run) >= 2 and _code(lines[ends[size]:ends[2 * size]]) == run:
+                return "\n".join(lines[:ends[size]]).rstrip()
     return text

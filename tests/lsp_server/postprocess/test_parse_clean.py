@@ -95,8 +95,24 @@ def test_a_window_inside_open_blocks_is_closed_so_items_are_judged():
     # The real-code benchmark: in brace languages the window ended inside the function and the closure it starts in,
     # the code around the cursor parsed with an error over all of it, and no item was ever cut (a third of the tune
     # split's tasks; `} else if x != "GET":` kept in Go).
+    # The cut keeps the closer the wrong line starts with: the block the item opens is closed again.
     item = 'if tt.method != "GET" {\n\t\t\t\tr.Use(m)\n\t\t\t} else if tt.path != "/":\n\t\t\t\tr.Use(n)\n\t\t\t}'
-    assert cut(item, ctx(GO_TEST, language="go")) == 'if tt.method != "GET" {\n\t\t\t\tr.Use(m)'
+    assert cut(item, ctx(GO_TEST, language="go")) == 'if tt.method != "GET" {\n\t\t\t\tr.Use(m)\n\t\t\t}'
+
+
+def test_a_prefix_that_leaves_a_block_open_is_not_clean():
+    # The real-code benchmark: a block the cut leaves open takes the closer of the function around it, and the
+    # missing closer, reported at the window's end far below the item, was not counted: `if … {` and a body line
+    # were shown as clean. The statement before the block is.
+    item = 'r.Use(m)\n\t\t\tif tt.path != "/" {\n\t\t\t\tr.Use(n)\n\t\t\telse:\n\t\t\t\tr.Use(o)'
+    assert cut(item, ctx(GO_TEST, language="go")) == "r.Use(m)"
+
+
+def test_an_open_block_near_the_window_end_is_judged_the_same():
+    # Where the window ends within the lines looked at, the missing closer was counted already: same answer.
+    document = "func f() {\n\tr := NewRouter()\n\t║\n}\n"
+    item = 'r.Use(m)\n\tif x {\n\t\tr.Use(n)\n\telse:\n\t\tr.Use(o)'
+    assert cut(item, ctx(document, language="go")) == "r.Use(m)"
 
 
 def test_an_item_the_token_limit_cut_inside_a_docstring_stays_whole():

@@ -1,6 +1,7 @@
 from lsp_server.postprocess.remove_repetitive import (
     ends_with_repetition,
     remove_line_ending_with_repetition,
+    remove_repeated_statement,
     remove_repetitive_blocks,
     remove_repetitive_lines,
 )
@@ -51,3 +52,48 @@ def test_repeated_blocks_keep_the_first_of_the_run():
 def test_two_similar_blocks_are_fine():
     text = "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3"
     assert remove_repetitive_blocks(text, C) == text
+
+
+GO_LOOP = ("func f(cmd *Command) bool {\n\tfor _, c := range cmd.Commands() {\n\t\t║\n\t}\n\treturn false\n}\n")
+
+
+def test_a_statement_of_several_lines_written_again_is_cut_before_the_repeat():
+    # The real-code benchmark (cobra): a one-line hole shown as the same `if` block four times, the last cut short.
+    block = "if !c.IsAvailableCommand() {\n\t\t\tcontinue\n\t\t}"
+    item = block + ("\n\t\t" + block) * 2 + "\n\t\tif !c.IsAvailableCommand() {\n\t\t\tcont"
+    c = ctx(GO_LOOP, language="go")
+    assert remove_repeated_statement(item, c) == block
+
+
+def test_a_repeat_nested_in_the_item_is_cut_too():
+    c = ctx("def f(words):\n    ║\n")
+    item = ("for word in words:\n        if word == ' ':\n            continue\n"
+            "        if word == ' ':\n            continue\n        yield word")
+    assert remove_repeated_statement(item, c) == "for word in words:\n        if word == ' ':\n            continue"
+
+
+def test_a_run_of_statements_written_again_is_cut_before_the_repeat():
+    # The real-code benchmark (rich): a one-line hole shown as an assignment and an `if` block, twice.
+    c = ctx("def emit(self, record):\n    if self.formatter:\n        ║\n    return message\n")
+    run = "message = self.format(record)\n        if self.formatter:\n            self.formatter.usesTime()"
+    assert remove_repeated_statement(run + "\n        " + run, c) == run
+    pair = "a = f()\n        b = g()"
+    assert remove_repeated_statement(pair + "\n        " + pair + "\n        c = h()", c) == pair
+
+
+def test_one_line_repeats_and_different_statements_stay():
+    c = ctx("def f(out):\n    ║\n")
+    assert remove_repeated_statement("out.write('\\n')\n    out.write('\\n')\n    out.flush()\n    x = 1", c) \
+        == "out.write('\\n')\n    out.write('\\n')\n    out.flush()\n    x = 1"
+    item = "if a:\n        f(a)\n    if b:\n        f(b)"
+    assert remove_repeated_statement(item, c) == item
+    # a statement and its `else` are one statement, not a repeat of the `if` line
+    item = "if a:\n        f(a)\n    else:\n        f(a)"
+    assert remove_repeated_statement(item, c) == item
+
+
+def test_rows_inside_brackets_are_data_not_statements():
+    # The cut simulation (rich/box.py): a box drawing whose rows repeat in pairs is not a loop.
+    c = ctx("║\n")
+    item = 'DOUBLE: Box = Box(\n    "╔═╤╗\\n"\n    "║ │║\\n"\n    "╟─┼╢\\n"\n    "║ │║\\n"\n    "╟─┼╢\\n"\n)'
+    assert remove_repeated_statement(item, c) == item
