@@ -239,6 +239,11 @@ class ModelConfig:
     #: speculative prefetch for it. None: decided from the kind and the endpoint's address (loopback, link-local
     #: and private addresses count as self-hosted).
     self_hosted: bool | None = None
+    #: The llama-server at `api_endpoint` may serve other clients too (a team's): speculative requests ask it first
+    #: and step aside, and no cache warm-up is sent, since a prefill cannot step aside
+    #: (engine/backends/shared_server.py). None: so for every llama-server Infill did not start; false: it is this
+    #: editor's alone, and prefetches and warm-ups go to it unasked, as to Infill's own.
+    shared: bool | None = None
     supported_models: tuple[str, ...] = ()
     http: HttpSettings = field(default_factory=HttpSettings)
     local: LocalServerSettings = field(default_factory=LocalServerSettings)

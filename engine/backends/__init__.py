@@ -34,15 +34,18 @@ class Resolved:
     fim: bool
     supported_models: tuple[str, ...]
     client: httpx.AsyncClient
+    #: `ModelConfig.shared`: None or True gate a llama-server's speculation (engine.backends.shared_server).
+    shared: bool | None = None
 
 
 # --- builders (imports are local so a kind's module loads only when used) -------------------------------------------
 
 def _llama_completion(r: Resolved, infill: bool):
     from .llama_cpp import LlamaCppCompletion
-    # A user's llama-server may serve other clients too: speculation there yields (engine.backends.shared_server).
+    # A user's llama-server may serve other clients too: speculation there yields (engine.backends.shared_server),
+    # unless the user says it is this editor's alone (completion.shared = false).
     return LlamaCppCompletion(r.endpoint, use_infill=infill, http=r.http, api_key=r.api_key, client=r.client,
-                              shared=True)
+                              shared=r.shared is not False)
 
 
 def _llama_chat(r: Resolved):
@@ -227,7 +230,8 @@ def resolve(cfg: ModelConfig, role: Role, section: str | None = None) -> tuple[K
                  else "set api_key_env to the name of an environment variable holding it (or api_key)")
         raise ConfigError(f"{section}.api_key", f"kind {cfg.kind!r} needs an API key: {where}")
     settings = dict(kind=cfg.kind, endpoint=endpoint, model=model, api_key=api_key, http=cfg.http,
-                    fim=cfg.prompt_template is None, supported_models=tuple(cfg.supported_models))
+                    fim=cfg.prompt_template is None, supported_models=tuple(cfg.supported_models),
+                    shared=cfg.shared)
     return spec, settings
 
 

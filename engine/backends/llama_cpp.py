@@ -262,27 +262,23 @@ class LlamaCppCompletion(LlamaCppHttp):
     async def warm(self, prompt: Prompt) -> None:
         """Prefill `prompt` into a slot's KV cache (`n_predict: 0`, as llama.vim does when idle).
 
-        Only to a server the gate knows as this client's own (`SharedServerGate.known_own`: looks over a few
-        seconds saw nobody else): a whole prompt's prefill is one batch that llama-server finishes before it notices
-        a closed connection (seconds on a CPU), so a warm-up cannot step aside when a user needs its slot. The
-        multi-user benchmark counted 68 and 72 samples of a request deferred behind a guess at N = 4 with warm-ups
-        sent while other clients used the server, and 77 at N = 8 with warm-ups sent as the editors started
-        together. On a llama-server only this client uses, it is sent as a guess that yields like a prefetch."""
+        Not to a server other clients may use (`completion.shared` not false): a whole prompt's prefill is one batch
+        that llama-server finishes before it notices a closed connection (seconds on a CPU), and a request queued in
+        a slot frees it only after the server's current batch, so a warm-up cannot step aside when a user needs its
+        slot. The multi-user benchmark counted 68 and 72 samples of a request deferred behind a guess at N = 4 with
+        warm-ups sent while other clients used the server, and 77 and 79 at N = 8 with warm-ups sent as the editors
+        started together, before any look could have seen the others."""
         if self.gate is not None:
-            reason = await self.gate.admit_warm_up()
-            if reason is not None:
-                raise SpeculationHeld(VENDOR, f"cache warm-up not sent: {reason}, and a prefill cannot step aside")
+            raise SpeculationHeld(VENDOR, "cache warm-up not sent: the server may serve other clients (set "
+                                          "completion.shared = false if it is this editor's alone), and a prefill "
+                                          "cannot step aside")
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
         # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses
         body.update(n_predict=0, stream=False, seed=SPECULATIVE_SEED)
         slot = self._pin(body, prompt, options)
         try:
-            if self.gate is None:
-                await self.post_json(self.path, body)
-            else:
-                async with _yielding(self.gate, "cache warm-up"):
-                    await self.post_json(self.path, body)
+            await self.post_json(self.path, body)
         finally:
             if slot is not None and self.router is not None:
                 self.router.end(slot)

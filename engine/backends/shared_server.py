@@ -15,8 +15,9 @@ asks the server first and steps aside:
   in 718 samples when guesses yielded only to a deferred request);
 - on a server others use, a guess whose prompt is mostly new to this client (more than `GUESS_NEW_CHARS` beyond
   what it last sent) is not sent: its prefill is one batch that llama-server finishes before it notices the cancel,
-  so such a guess cannot step aside; for the same reason a cache warm-up (a whole prompt's prefill) goes only to a
-  server this client's looks have shown to be its own (`known_own`);
+  so such a guess cannot step aside; for the same reason no cache warm-up (a whole prompt's prefill) is sent to a
+  server others may use at all (`LlamaCppCompletion.warm`; `completion.shared = false` says a server is this
+  editor's alone);
 - after a 429 or 503 from the server, nothing speculative is sent for `BACKOFF_S` (or what Retry-After says).
 
 What the server says comes from `GET /slots` (each slot's `is_processing`; on by default) and `GET /metrics`
@@ -52,19 +53,13 @@ REPORT_TIMEOUT_S = 0.5
 REPORT_TTL_S = 0.05
 #: Why nothing speculative is sent during the back-off after a 429 or 503.
 BACKOFF_REASON = "the server answered 429/503 a moment ago"
-#: A server on which another client was seen busy within this long counts as shared now (no cache warm-ups).
+#: A server on which another client was seen busy within this long counts as used by others now.
 OTHERS_WINDOW_S = 300.0
 #: On a server others use, a guess whose prompt goes this many characters beyond the longest beginning it shares
 #: with the last prompt this client sent is held: its prefill would be long (~500 tokens, ~1.5 s on a 2-core CPU,
 #: the whole prompt when another client's request has taken the slot that held this client's prompt), and a
 #: prefill cannot be cancelled midway. A prefetch after an accept adds the accepted text only.
 GUESS_NEW_CHARS = 1500
-#: A server counts as this client's own (cache warm-ups go to it) only once its looks have spanned this long without
-#: seeing another client: a client that has just started has seen nobody yet, and when a team's editors start
-#: together (the multi-user benchmark), warm-ups sent at that moment sat in slots the users' first requests then
-#: waited for (77 samples behind a guess at N = 8: a queued request's slot frees only after the server's current
-#: batch, seconds on an overloaded server).
-OWN_AFTER_S = 3.0
 #: Gate events kept for inspection (SharedServerGate.events).
 EVENTS_KEPT = 1000
 
@@ -89,8 +84,8 @@ def headroom(load: Load) -> int:
     and finished its current batch (a prompt's prefill is one batch), and a request arriving meanwhile waits. In the
     multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
     guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
-    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all while other
-    clients use the server: LlamaCppCompletion.warm.) A server of two slots has none to spare: on one that others
+    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all to a server
+    others may use: LlamaCppCompletion.warm.) A server of two slots has none to spare: on one that others
     use, no guess is sent (`SharedServerGate.admit`); with one slot of headroom there, the guess owner's own next
     request waited behind its guess once in ~2,900 samples a run at N = 2."""
     return 2
@@ -187,8 +182,6 @@ class SharedServerGate:
         self.own_requests = 0
         #: When a look last saw a slot busy with another client's request (None: never).
         self._others_seen_at: float | None = None
-        #: When this client first looked at the server (None: not yet).
-        self._first_look_at: float | None = None
         self.stats = GateStats()
         #: (event, detail), newest last, for tests that count what happened. Bounded: every speculative request adds
         #: one, for as long as the server runs (a list grew by ~150 bytes per prefetch all session).
@@ -240,8 +233,6 @@ class SharedServerGate:
         else:
             load = None
         self._report = (self._clock(), load)
-        if self._first_look_at is None:
-            self._first_look_at = self._report[0]
         return load
 
     # --- the rules ------------------------------------------------------------------------------------------
@@ -275,12 +266,6 @@ class SharedServerGate:
         user's llama-server that only this editor uses) is not shared in that sense."""
         return self._others_seen_at is not None and self._clock() - self._others_seen_at < OTHERS_WINDOW_S
 
-    def known_own(self) -> bool:
-        """Whether looks spanning OWN_AFTER_S saw no other client (within OTHERS_WINDOW_S): a server this client
-        uses alone, as far as it can tell."""
-        return (self._first_look_at is not None and self._clock() - self._first_look_at >= OWN_AFTER_S
-                and not self.others_seen())
-
     async def admit(self, new: int = 0) -> str | None:
         """None: a speculative request may be sent now; else why not (counted). `new`: characters of its prompt this
         client has not sent just before (`new_chars`); a long new prefill is not sent while others use the server."""
@@ -293,16 +278,6 @@ class SharedServerGate:
                                         "for the other clients")
             elif new > GUESS_NEW_CHARS:
                 kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
-        return self._count(kind, reason, load)
-
-    async def admit_warm_up(self) -> str | None:
-        """`admit` for a cache warm-up, which goes only to a server known to be this client's own (`known_own`): its
-        whole prompt's prefill is one batch that cannot step aside."""
-        kind, reason, load = await self._verdict()
-        if reason is None and not self.known_own():
-            kind = "busy"
-            reason = ("other clients use the server" if self.others_seen()
-                      else "not yet known to be used by this client alone")
         return self._count(kind, reason, load)
 
     def _count(self, kind: str, reason: str | None, load: Load | None) -> str | None:

@@ -154,7 +154,9 @@ async def test_qwen_template_gets_its_repository_form(lsp_client_fixture, proxy)
 
 async def test_idle_server_warms_llama_server_with_the_new_context(lsp_client_fixture, proxy):
     client = lsp_client_fixture
-    options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": proxy.url},  # type: ignore[attr-defined]
+    # `shared: false`: a llama-server Infill did not start gets warm-ups only when the user says it is theirs alone
+    options = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": proxy.url,  # type: ignore[attr-defined]
+                              "shared": False},
                "max_tokens": 4, "temperature": 0.0, "debounce": {"mode": "fixed", "fixed_ms": 0},
                "speculation": {"prefetch": False}}
     await client.initialize_session(types.InitializeParams(capabilities=capabilities(),
@@ -163,23 +165,15 @@ async def test_idle_server_warms_llama_server_with_the_new_context(lsp_client_fi
     uri = open_doc(client, CURRENT, name="customer.py")
     await complete(client, uri, 1, len("    total = compute_invoice_total("))
     # An edit elsewhere changes the context; at the next flush, with no request running, the server prefills it.
-    # The endpoint is a llama-server Infill did not start, so the first warm-ups are held until the gate's looks
-    # have shown for a few seconds that no other client uses it (engine.backends.shared_server.OWN_AFTER_S): the
-    # user keeps editing, and each edit is another try.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=other, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(
+            text=OTHER + "\n\ndef invoice_discount(invoice_lines):\n    return 0\n")]))
     deadline = asyncio.get_running_loop().time() + 60  # a safety net, not a speed assertion
     warm: list[dict] = []
-    version = 1
     while not warm and asyncio.get_running_loop().time() < deadline:
-        version += 1
-        client.text_document_did_change(types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=other, version=version),
-            content_changes=[types.TextDocumentContentChangeWholeDocument(
-                text=OTHER + f"\n\ndef invoice_discount(invoice_lines):\n    return {version}\n")]))
-        for _ in range(10):
-            warm = [body for path, body, _ in proxy.exchanges if path == "/infill" and body.get("n_predict") == 0]
-            if warm:
-                break
-            await asyncio.sleep(0.1)
+        warm = [body for path, body, _ in proxy.exchanges if path == "/infill" and body.get("n_predict") == 0]
+        await asyncio.sleep(0.05)
     assert warm, "no n_predict 0 request reached llama-server"
     # The last request's own prompt (issue 27: a bare context block with an empty prefix looked like a completion
     # that had lost the text before the cursor), with the context chosen after the edit.

@@ -99,8 +99,7 @@ async def test_no_warm_up_for_a_cursor_with_nothing_before_it():
 
 
 async def test_a_warm_up_the_server_held_is_tried_again_with_the_same_context():
-    """A shared llama-server's gate holds warm-ups until it knows the server is this client's own; the held one is
-    not remembered as prefilled, so the next change tries it again."""
+    """A warm-up the engine did not send (held) is not remembered as prefilled, so the next change tries it again."""
     from engine.errors import SpeculationHeld
 
     class HoldingEngine(WarmEngine):
@@ -109,8 +108,7 @@ async def test_a_warm_up_the_server_held_is_tried_again_with_the_same_context():
         async def warm(self, request: CompletionRequest) -> bool:
             if self.held:
                 self.held -= 1
-                raise SpeculationHeld("llama.cpp", "cache warm-up not sent: not yet known to be used by this "
-                                                   "client alone")
+                raise SpeculationHeld("llama.cpp", "cache warm-up not sent: the server is busy")
             return await super().warm(request)
 
     ws, engine = invoices_workspace(), HoldingEngine()
