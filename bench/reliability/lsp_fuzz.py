@@ -707,11 +707,14 @@ def suffix_fits(after: str | None, expect: Expect, floor: int) -> bool:
 #: The completion kinds the fuzz configures against the loopback, by the protocol they speak to it.
 KINDS: dict[str, Any] = {
     # Every kind names each key the others set: a configuration change is merged over the initialization options.
+    # The loopback is the fuzz's own server: `shared: false` keeps the cache warm-ups (whose prompts the oracle
+    # checks) coming, which a llama-server Infill did not start otherwise never gets.
     "openai": lambda root: {"kind": "openai/completion", "model": "fuzz", "api_endpoint": f"{root}/v1",
-                            "prompt_template": None},
+                            "prompt_template": None, "shared": None},
     "completion": lambda root: {"kind": "llama.cpp/completion", "api_endpoint": root,
-                                "prompt_template": FUZZ_TEMPLATE},
-    "infill": lambda root: {"kind": "llama.cpp/infill", "api_endpoint": root, "prompt_template": None},
+                                "prompt_template": FUZZ_TEMPLATE, "shared": False},
+    "infill": lambda root: {"kind": "llama.cpp/infill", "api_endpoint": root, "prompt_template": None,
+                            "shared": False},
 }
 #: Prompt budgets a configuration change may set (tokens; without a tokenizer 4 characters each). The first one keeps
 #: whole documents, so the oracle then asks for the exact text before and after the cursor.
