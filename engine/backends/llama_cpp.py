@@ -243,7 +243,8 @@ class LlamaCppCompletion(LlamaCppHttp):
         path = self.path
         body = completion_body(prompt, options, self.use_infill)
         slot = self._pin(body, prompt, options)
-        self._last_sent = routing_key(prompt, self.use_infill)
+        if self.gate is not None:  # only the gate's prefill rule reads it
+            self._last_sent = routing_key(prompt, self.use_infill)
         try:
             events = self.stream_json(path, body, end_key="stop")
             async with contextlib.aclosing(events):

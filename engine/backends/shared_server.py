@@ -4,12 +4,12 @@ A prefetch or a cache warm-up is a guess; on a shared server it takes a slot ano
 llama-server makes a request that finds no idle slot wait (`requests_deferred`) until one frees. So speculative work
 asks the server first and steps aside:
 
-- it is sent only when, after it takes a slot, `headroom` (two) slots are still idle, and nobody is waiting; or,
+- it is sent only when, after it takes a slot, `HEADROOM` (two) slots are still idle, and nobody is waiting; or,
   on a server no other client was seen on (`others_seen`), when nobody else is busy this moment: then the only
   request that could want the slot is this user's own, which cancels its prefetch before it calls the model. So
   a 2-slot server others use gets no guesses;
 - while it runs, the server is looked at every `POLL_S`; it is cancelled (llama-server frees a slot whose
-  connection closes after its current batch) when a request is deferred, and already when fewer than `headroom`
+  connection closes after its current batch) when a request is deferred, and already when fewer than `HEADROOM`
   slots are idle while another client uses the server: the gate cannot see a request before it waits, so a guess
   that stays on a full server makes the next user's keystroke wait (the multi-user benchmark counted 2 such waits
   in 718 samples when guesses yielded only to a deferred request);
@@ -77,28 +77,33 @@ class Load:
         return max(0, self.slots - self.busy)
 
 
-def headroom(load: Load) -> int:
-    """Idle slots a guess leaves to other clients' next requests: two where there are more than two slots.
+#: Idle slots a guess leaves to other clients' next requests.
+#:
+#: One is not enough: a cancelled guess frees its slot only when llama-server has noticed the closed connection
+#: and finished its current batch (a prompt's prefill is one batch), and a request arriving meanwhile waits. In the
+#: multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
+#: guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
+#: 18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all to a server
+#: others may use: LlamaCppCompletion.warm.) A server of two slots has none to spare: on one that others use, no
+#: guess is sent (`admit_reason`); with one slot of headroom there, the guess owner's own next request waited
+#: behind its guess once in ~2,900 samples a run at N = 2.
+HEADROOM = 2
 
-    One is not enough: a cancelled guess frees its slot only when llama-server has noticed the closed connection
-    and finished its current batch (a prompt's prefill is one batch), and a request arriving meanwhile waits. In the
-    multi-user benchmark (N = 4, 600 keystrokes, two runs each) one slot of headroom let a request wait behind a
-    guess in 72 samples of one run, two in none, with requests deferred in 3.4-3.7 % of the samples instead of
-    18-22 % at the same keystrokes saved. (Warm-ups, whose prefill is the longest, are not sent at all to a server
-    others may use: LlamaCppCompletion.warm.) A server of two slots has none to spare: on one that others
-    use, no guess is sent (`SharedServerGate.admit`); with one slot of headroom there, the guess owner's own next
-    request waited behind its guess once in ~2,900 samples a run at N = 2."""
-    return 2
 
-
-def admit_reason(load: Load, own_running: int = 0) -> str | None:
+def admit_reason(load: Load, own_running: int = 0, others_seen: bool = False) -> str | None:
     """Why a new speculative request must not be sent now (None: send it). `own_running`: this client's
-    speculative requests already on the server."""
+    speculative requests already on the server; `others_seen`: other clients used it lately.
+
+    "Nobody else busy this moment" is room only on a server no other client was seen on: on one others use, the
+    next of their requests would find the guess in the slot it needs."""
     if load.deferred:
         return f"{load.deferred} request(s) waiting for a slot"
-    others = load.busy - own_running
-    if load.idle >= 1 + headroom(load) or (load.idle >= 1 and others <= 0):
+    if load.idle >= 1 + HEADROOM:
         return None
+    if load.idle >= 1 and load.busy - own_running <= 0:
+        if not others_seen:
+            return None
+        return f"{load.busy} of {load.slots} slots busy, no {HEADROOM} to spare for the other clients"
     return f"{load.busy} of {load.slots} slots busy"
 
 
@@ -106,13 +111,13 @@ def yield_reason(load: Load, own_running: int = 1, own_requests: int = 0) -> str
     """Why a running speculative request must give its slot up (None: it may go on). `own_running`: this client's
     speculative requests on the server (this one included); `own_requests`: this client's user requests there.
 
-    A request is waiting; or fewer than `headroom` slots are idle while another client holds one: the next
+    A request is waiting; or fewer than `HEADROOM` slots are idle while another client holds one: the next
     requests to arrive would wait behind the guess, and the gate sees them only after they waited. On a full
     server that only this client uses, its own next request supersedes its guess before it is sent."""
     if load.deferred:
         return f"{load.deferred} request(s) waiting for a slot"
     others = load.busy - own_running - own_requests
-    if load.idle < headroom(load) and others > 0:
+    if load.idle < HEADROOM and others > 0:
         return f"{load.busy} of {load.slots} slots busy, {others} with other clients' requests"
     return None
 
@@ -245,16 +250,17 @@ class SharedServerGate:
         self._hold_until = max(self._hold_until, self._clock() + (retry_after or BACKOFF_S))
         self.events.append(("overload", str(status)))
 
-    async def _verdict(self) -> tuple[str, str | None, Load | None]:
+    async def _verdict(self, guess: bool = False) -> tuple[str, str | None, Load | None]:
         """What the rules say of one more speculative request now: ("backoff" | "blind" | "busy" | "free", why
-        not (None: it may be sent), the load seen)."""
+        not (None: it may be sent), the load seen). `guess`: for a request that takes a slot from the others (the
+        rule for a server others use applies), not work that only waits (`busy_with_others`)."""
         if self._clock() < self._hold_until:
             return "backoff", BACKOFF_REASON, None
         load = await self.load()
         if load is None:
             return "blind", None, None
         self._note_others(load)
-        reason = admit_reason(load, self.running)
+        reason = admit_reason(load, self.running, others_seen=guess and self.others_seen())
         return ("busy" if reason is not None else "free"), reason, load
 
     def _note_others(self, load: Load) -> None:
@@ -269,15 +275,9 @@ class SharedServerGate:
     async def admit(self, new: int = 0) -> str | None:
         """None: a speculative request may be sent now; else why not (counted). `new`: characters of its prompt this
         client has not sent just before (`new_chars`); a long new prefill is not sent while others use the server."""
-        kind, reason, load = await self._verdict()
-        if reason is None and self.others_seen():
-            if load is not None and load.idle < 1 + headroom(load):
-                # "nobody else busy this moment" is no room on a server others use: the next of their requests
-                # would find the guess in the slot it needs (at N = 2 on two slots: one sample in ~2,900 a run)
-                kind, reason = "busy", (f"{load.busy} of {load.slots} slots busy, no {headroom(load)} to spare "
-                                        "for the other clients")
-            elif new > GUESS_NEW_CHARS:
-                kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
+        kind, reason, load = await self._verdict(guess=True)
+        if reason is None and new > GUESS_NEW_CHARS and self.others_seen():
+            kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
         return self._count(kind, reason, load)
 
     def _count(self, kind: str, reason: str | None, load: Load | None) -> str | None:

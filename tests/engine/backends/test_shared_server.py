@@ -383,7 +383,7 @@ async def _idle(url: str) -> bool:
 
 async def test_a_two_slot_server_others_use_gets_no_guesses():
     """Nobody else busy this moment is room enough on a server nobody else uses; on one others use, a guess needs
-    `headroom` idle slots beyond its own, which two slots do not have: the other user's next request would take
+    `HEADROOM` idle slots beyond its own, which two slots do not have: the other user's next request would take
     the last one and the guess owner's own next request would wait behind its guess (once in ~2,900 samples a
     run at N = 2)."""
     slots = [[{"is_processing": False}] * 2]
