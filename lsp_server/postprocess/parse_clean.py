@@ -57,29 +57,27 @@ def _problems(tree: Any, language: str, low: int, high: int) -> int:
     """Error and missing nodes that reach into the byte range `low`-`high` (only subtrees that report an error are
     walked), plus the `default` labels there of a switch that already has one. Problems elsewhere are the window's
     edges cutting constructs in two, the same with and without the item."""
+    count = _error_nodes(tree, lambda node: node.start_byte <= high and node.end_byte >= low)
+    return count + extra_defaults(language, tree.root_node, low, high)
+
+
+def _error_nodes(tree: Any, where: Callable[[Any], bool]) -> int:
+    """Error and missing nodes for which `where` holds (only subtrees that report an error are walked)."""
     count = 0
     stack = [tree.root_node]
     while stack:
         node = stack.pop()
-        if (node.type == "ERROR" or node.is_missing) and node.start_byte <= high and node.end_byte >= low:
+        if (node.type == "ERROR" or node.is_missing) and where(node):
             count += 1
         if node.has_error:
             stack.extend(node.children)
-    return count + extra_defaults(language, tree.root_node, low, high)
+    return count
 
 
 def _problems_from(tree: Any, low: int) -> int:
     """Error and missing nodes that start at byte `low` or after it: at the window's end, where a block the item
     leaves open takes the closer that belonged to the code around it (tree-sitter reports the closer missing there)."""
-    count = 0
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if (node.type == "ERROR" or node.is_missing) and node.start_byte >= low:
-            count += 1
-        if node.has_error:
-            stack.extend(node.children)
-    return count
+    return _error_nodes(tree, lambda node: node.start_byte >= low)
 
 
 #: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
