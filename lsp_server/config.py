@@ -97,10 +97,6 @@ class ServerSettings:
     cache_ttl: float = 300.0
     #: Typing through a shown suggestion is served from it for at most this many typed characters.
     typing_through_max: int = 50
-    #: Ask the model for each token's log-probability (llama-server's `n_probs`) and let a multi-line suggestion end
-    #: where the model is no longer sure of its next line (`lsp_server.postprocess.line_mode.confident_end`).
-    #: Costs llama-server about 6 % of its generation speed with the default model (262k-token vocabulary).
-    confidence_cut: bool = False
     #: Globs added to the built-in secret-file exclusions.
     exclude: tuple[str, ...] = ()
     #: Indentation used when the client sends no FormattingOptions (None: guess from the document).

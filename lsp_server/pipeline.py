@@ -53,16 +53,14 @@ class Postprocessor:
         self._rejoined: deque[tuple[str, str | None]] = deque(maxlen=self.REMEMBERED)
 
     @staticmethod
-    def _ctx(ctx: CursorContext, model_ended: bool = False, rejoined: bool = False,
-             token_logprobs: tuple[tuple[int, float], ...] | None = None) -> postprocess.PostprocessContext:
+    def _ctx(ctx: CursorContext, model_ended: bool = False, rejoined: bool = False) -> postprocess.PostprocessContext:
         return postprocess.PostprocessContext(prefix=ctx.prefix, suffix=ctx.suffix, language=ctx.language,
                                               indent_unit=ctx.indent_unit, line_mode=ctx.line_mode,
-                                              model_ended=model_ended, rejoined=rejoined,
-                                              token_logprobs=token_logprobs)
+                                              model_ended=model_ended, rejoined=rejoined)
 
     def before_cache(self, text: str, ctx: CursorContext, model_ended: bool = False,
-                     rejoined: bool = False, token_logprobs: tuple[tuple[int, float], ...] | None = None) -> str | None:
-        kept = postprocess.before_cache(text, self._ctx(ctx, model_ended, token_logprobs=token_logprobs))
+                     rejoined: bool = False) -> str | None:
+        kept = postprocess.before_cache(text, self._ctx(ctx, model_ended))
         if kept and rejoined:
             self._rejoined.append((kept, line_mode.rejoin_stop_word(ctx.suffix)))
         return kept
@@ -184,7 +182,7 @@ class CompletionService:
         return None
 
     def _options(self, invoked: bool, stop_words: tuple[str, ...], index: int, speculative: bool = False,
-                 next_line: bool = False, logprobs: bool = False) -> CompletionOptions:
+                 next_line: bool = False) -> CompletionOptions:
         s = self.settings
         several = invoked and s.invoked_choices > 1
         budget = s.speculation.invoked_time_budget_ms if invoked else s.speculation.time_budget_ms
@@ -201,8 +199,6 @@ class CompletionService:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
         if speculative:
             kwargs["speculative"] = True
-        if logprobs and s.confidence_cut:
-            kwargs["logprobs"] = True
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
@@ -230,8 +226,6 @@ class CompletionService:
         if self.workspace is not None:
             request = await attach_context(self.workspace, request, ctx.uri, ctx.line, engine.generation)
         stop_words = line_mode.request_stop_words(ctx.line_mode, ctx.suffix, sees_suffix)
-        # The confidence cut (`line_mode.confident_end`) judges lines after the first: a one-line situation has none.
-        wants_logprobs = ctx.line_mode != "line"
         completions: list[Completion] | None = None
         if count > 1:  # alternatives from one prefill where the backend can
             try:  # one non-streamed reply: the deadline covers the wait for the model and the generation
@@ -246,15 +240,14 @@ class CompletionService:
         elif count == 1:
             self.model_calls += 1
             completions = [await engine.complete(request, self._options(invoked, stop_words, 0, speculative,
-                                                                        next_line, wants_logprobs and not next_line),
+                                                                        next_line),
                                                  settings.ready_timeout, settings.request_timeout, on_text=on_text)]
         else:
             self.model_calls += count
 
             async def choice(i: int) -> Completion | None:
                 try:
-                    return await engine.complete(request, self._options(invoked, stop_words, i,
-                                                                        logprobs=wants_logprobs),
+                    return await engine.complete(request, self._options(invoked, stop_words, i),
                                                  settings.ready_timeout, settings.request_timeout)
                 except DeadlineExceeded:
                     return None  # this choice had nothing yet (e.g. waiting for a slot): the others are the answer
@@ -273,7 +266,7 @@ class CompletionService:
             hole = None if rejoined else line_mode.rejoined_later(text, ctx.line_prefix, ctx.suffix, limited)
             if hole is not None:
                 text, ended, rejoined = hole, True, True
-            kept = self.post.before_cache(text, ctx, ended, rejoined, completion.token_logprobs())
+            kept = self.post.before_cache(text, ctx, ended, rejoined)
             log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
                       completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
                       show_text(kept, debug) if kept is not None else "dropped")

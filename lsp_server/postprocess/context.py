@@ -35,10 +35,6 @@ class PostprocessContext:
     #: The model went on to write the next line of code below the cursor (the rejoin stop word): the text before it
     #: is exactly the hole, so the scope filter keeps it whole too (HumanEval multi-line holes leave nested blocks).
     rejoined: bool = False
-    #: (offset in the text where a token starts, the token's log-probability) for the model's text as the filters
-    #: before the cache get it, when the backend reported them (`engine.types.Completion.token_logprobs`); None
-    #: otherwise, and after the cache (the offsets are the model text's).
-    token_logprobs: tuple[tuple[int, float], ...] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.indent_unit, str) or not (

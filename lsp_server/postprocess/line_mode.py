@@ -539,58 +539,14 @@ def scope_below(suffix_lines: list[str]) -> str:
     return "\n".join(out)
 
 
-#: A line after the first whose first token of code the model gave a log-probability under this is where it stopped
-#: being sure of what comes next (see `confident_end`).
-CONFIDENCE_FLOOR = -1.5
-
-
-def first_token_logprobs(text: str, token_logprobs: tuple[tuple[int, float], ...]) -> list[float | None]:
-    """For each line of `text`, the log-probability of the token that writes its first character of code (None for
-    a blank line, or past the tokens). `token_logprobs`: (offset in `text` where a token starts, its log-probability),
-    in order."""
-    out: list[float | None] = []
-    start = 0
-    index = 0  # the last token starting at or before the position looked at
-    for line in text.split("\n"):
-        width = len(line) - len(line.lstrip(" \t"))
-        position = start + width
-        value = None
-        if line.strip():
-            while index + 1 < len(token_logprobs) and token_logprobs[index + 1][0] <= position:
-                index += 1
-            if token_logprobs and token_logprobs[index][0] <= position:
-                value = token_logprobs[index][1]
-        out.append(value)
-        start += len(line) + 1
-    return out
-
-
-def confident_end(text: str, token_logprobs: tuple[tuple[int, float], ...] | None,
-                  floor: float = CONFIDENCE_FLOOR) -> str:
-    """`text` up to the first line after its first whose first token of code the model was unsure of (log-probability
-    under `floor`): the model was guessing from there on. Without log-probabilities the text is kept as it is."""
-    if not token_logprobs or "\n" not in text:
-        return text
-    lines = text.split("\n")
-    for index, value in enumerate(first_token_logprobs(text, token_logprobs)):
-        if index and value is not None and value < floor:
-            kept = "\n".join(lines[:index]).rstrip()
-            return kept if kept.strip() else text
-    return text
-
-
 def cut_to_line_mode(text: str, ctx: PostprocessContext) -> str | None:
-    """The filter form of `cut`: the first filter before caching. With the model's token log-probabilities, a
-    multi-line text it did not end itself also ends where it stopped being sure (`confident_end`)."""
+    """The filter form of `cut`: the first filter before caching."""
     language = default_table().lookup(ctx.language)
     scope = scope_below(ctx.suffix_lines) if ctx.line_mode == "statement" and ctx.line_prefix.strip(" \t") == "" \
         and ctx.line_prefix else None
     assignments = scope is not None and ctx.language == "python" and in_python_function(ctx.prefix_lines)
-    kept = cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
+    return cut(text, ctx.line_mode, ctx.model_ended, ctx.line_prefix, ctx.line_suffix,  # type: ignore[arg-type]
                ctx.next_line, language.multiline_strings, language.line_comment, scope, assignments)
-    if kept and ctx.token_logprobs and ctx.line_mode != "line" and not ctx.model_ended:
-        kept = confident_end(kept, ctx.token_logprobs)
-    return kept
 
 
 _PY_HEADER = re.compile(r"(?:async\s+)?(def|class)\b")

@@ -103,19 +103,3 @@ def test_smoke_run_with_the_tiny_model(llama_server_binary: str, tiny_model: Pat
         if row["position"] == "space":
             assert row["raw_healed"]["removed"] == " "
         assert row["scores"]["oracle"]["edit_similarity"] >= row["scores"]["raw"]["edit_similarity"]
-
-
-def test_replay_streams_the_recorded_tokens_with_their_logprobs():
-    """A recording with the model's tokens and log-probabilities replays them: the confidence cut (on in the replay
-    unless `confidence_cut=False`) ends a block where the model was unsure; without them the text is as before."""
-    prefix = "def f(a):\n    if a:\n        "
-    tokens = [["x = 1", -0.1], ["\n", -0.1], ["        ", -0.1], ["y", -0.1], [" = 2", -0.1], ["\n", -0.1],
-              ["        ", -0.1], ["z", -3.0], [" = 3", -0.1]]
-    text = "".join(t for t, _ in tokens)
-    row = {"language": "python", "kind": "block", "position": "indent", "path": "a.py", "line": 3, "task_id": "a",
-           "prefix": prefix, "middle": "x = 1", "suffix": "\n", "ours": {"text": ""},
-           "raw": {"text": text, "stop_reason": "end_of_stream", "tokens": tokens}}
-    assert asyncio.run(rc.replay_rows([row]))[0]["ours"]["text"] == "x = 1\n        y = 2"
-    assert asyncio.run(rc.replay_rows([row], confidence_cut=False))[0]["ours"]["text"] == text
-    without = {**row, "raw": {"text": text, "stop_reason": "end_of_stream"}}
-    assert asyncio.run(rc.replay_rows([without]))[0]["ours"]["text"] == text
