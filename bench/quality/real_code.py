@@ -218,8 +218,26 @@ def group(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+#: A model whose first line is at least this similar to the hole's first line wrote the right line. Where it did not,
+#: no cut that does not know the answer can do much: the oracle's edge there is cutting wrong text where it happens
+#: to overlap the hole most (a line inside a line, or more wrong lines sharing more characters with the hole).
+FIRST_LINE_RIGHT_ES = 75.0
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0]
+
+
+def first_line_right(row: dict[str, Any]) -> bool:
+    """Whether the model's first line (of either raw text, as for the oracle) is the hole's first line, near enough."""
+    target = _first_line(row["middle"])
+    raws = [row["raw"]] + ([row["raw_healed"]] if row.get("raw_healed") else [])
+    return any(edit_similarity(_first_line(raw.get("text") or ""), target) >= FIRST_LINE_RIGHT_ES for raw in raws)
+
+
 def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Overall, per language, hole kind and position; after a space against everything else."""
+    """Overall, per language, hole kind and position; after a space against everything else; and apart where the
+    model's first line was right, so that the pipeline's own losses show apart from the model's."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups["all"].append(row)
@@ -227,6 +245,9 @@ def summarise(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         groups[f"kind/{row['kind']}"].append(row)
         groups[f"position/{row['position']}"].append(row)
         groups["space: yes" if row["position"] == "space" else "space: no (elsewhere)"].append(row)
+        right = "right" if first_line_right(row) else "wrong"
+        groups[f"model's first line: {right}"].append(row)
+        groups[f"model's first line: {right}, kind/{row['kind']}"].append(row)
     return {name: group(members) for name, members in sorted(groups.items())}
 
 

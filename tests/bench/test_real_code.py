@@ -50,6 +50,9 @@ def test_scores_and_summary():
     assert summary["space: no (elsewhere)"]["empty"] == 50.0
     assert summary["kind/line"]["too_long"] == 50.0
     assert "| all | 3 |" in rc.table(summary)
+    # the healed answer's first line is the hole's; the go task's model wrote another call
+    assert summary["model's first line: right"]["tasks"] == 2
+    assert summary["model's first line: wrong, kind/statements"]["tasks"] == 1
 
 
 @needs_grammars
