@@ -97,6 +97,8 @@ class Substitution:
     typed_only: bool = False
     #: Found only on the lines just below the cursor (a prefix put before an argument: the run of similar calls).
     near: bool = False
+    #: The hunk renamed the name both bare and as an attribute (`Crypto.Crypto` → `Digest.Digest`): either role.
+    both_roles: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -410,6 +412,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
+    if sub.name and len(ops) > 1 and len({_ends_in_dot("".join(a[:op[1]]).rstrip(" \t")) for op in ops}) > 1:
+        # `Crypto.Crypto` → `Digest.Digest` (a module and its service of one name): renamed bare and as an attribute
+        sub = dataclasses.replace(sub, attribute=False, receiver="", both_roles=True)
     if len(ops) == 1 and not sub.name and _between_name_and_closer(a, ops[0]) is not None \
             and sub.old[:1] in _OPENERS and not _applied(sub.around[0]) \
             and _PASSED.match("".join(b[ops[0][3]:ops[0][4]])):
@@ -661,7 +666,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
-        if sub.name and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
+        if sub.name and not sub.both_roles \
+                and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
             continue  # a method defined by its name alone (`  process(x) {`) is a property, as `this.process` is
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
             continue  # `self.data` renamed: `frame.data` is another class's

@@ -632,3 +632,13 @@ def test_a_name_replaced_by_this_is_the_value_at_its_place_not_a_rename():
     cursor = text.index(new) + len(new)
     assert _next(old, new, text, cursor, "javascript") == ("return res", "return this")
     assert _next(old, new, text[:cursor] + "    id: ++res.lastId\n", cursor, "javascript") is None
+
+
+def test_a_name_renamed_bare_and_as_an_attribute_in_one_edit_is_renamed_in_both_roles():
+    # a module and the service it exports share a name: both halves of `Crypto.Crypto` are the rename
+    old = "type R = SqlClient | Crypto.Crypto\n"
+    new = "type R = SqlClient | Digest.Digest\n"
+    text = "const layer = make(Crypto.Crypto)\n"
+    assert _next(old, new, text, language="typescript") == ("Crypto.Crypto", "Digest.Digest")
+    # renamed as an attribute only, it stays an attribute's rename
+    assert _next("x = a.size + b.size\n", "x = a.length + b.length\n", "size = 1\ny = c.size\n") == ("size", "length")
