@@ -224,7 +224,10 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
         len(core_new) == 1 and core_new[0] in LITERALS and core_old[0] in LITERALS)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
-        if core_old[0] in keywords or core_new[0] in keywords:
+        # ... but a keyword that is also a built-in type (`void`), where it stands as a type (`Fiber<void,`), is a
+        # built-in type replaced at its place, anchored below like any other
+        typed_keyword = core_old[0] in COMMON_NAMES and (bool(_lead(a, i1)) or _typed(a, i1))
+        if (core_old[0] in keywords and not typed_keyword) or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place

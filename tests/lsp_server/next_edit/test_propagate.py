@@ -642,3 +642,11 @@ def test_a_name_renamed_bare_and_as_an_attribute_in_one_edit_is_renamed_in_both_
     assert _next(old, new, text, language="typescript") == ("Crypto.Crypto", "Digest.Digest")
     # renamed as an attribute only, it stays an attribute's rename
     assert _next("x = a.size + b.size\n", "x = a.length + b.length\n", "size = 1\ny = c.size\n") == ("size", "length")
+
+
+def test_a_keyword_that_is_a_built_in_type_is_changed_at_its_place_where_it_stands_as_a_type():
+    old, new = "  fiber?: Fiber<void, unknown> | undefined\n", "  fiber?: Fiber<unknown, unknown> | undefined\n"
+    text = "function f(): void {}\nlet fiber: Fiber<void, unknown> | undefined\n"
+    assert _next(old, new, text, language="typescript") == ("Fiber<void", "Fiber<unknown")
+    # where it is the operator, it stays a keyword: nothing to repeat
+    assert _next("x = void f();\n", "x = run f();\n", "y = void f();\n", language="javascript") is None
