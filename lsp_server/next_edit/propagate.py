@@ -256,6 +256,10 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
+    if distinct and len(core_old) == 1:
+        generic = _generic_argument(a, i1, i2)
+        if generic is not None:  # `Record<string, Layer` → `Record<PropertyKey, Layer`
+            return generic
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
@@ -274,6 +278,24 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                 return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
+
+
+def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] | None:
+    """The widening that anchors a built-in type argument of a built-in generic (`string` in `Record<string,
+    Layer<A>>`, where no name of the place's own is near) by the generic's name and the first name after it on the
+    line; None when it is no such argument."""
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] not in ("<", "[") or a[k - 1] not in COMMON_NAMES:
+        return None
+    for right in range(1, _WIDEN + 1):
+        j = i2 + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]):
+            return i1 - (k - 1), right, False
+    return None
 
 
 def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:

@@ -650,3 +650,12 @@ def test_a_keyword_that_is_a_built_in_type_is_changed_at_its_place_where_it_stan
     assert _next(old, new, text, language="typescript") == ("Fiber<void", "Fiber<unknown")
     # where it is the operator, it stays a keyword: nothing to repeat
     assert _next("x = void f();\n", "x = run f();\n", "y = void f();\n", language="javascript") is None
+
+
+def test_a_built_in_type_argument_of_a_built_in_generic_is_anchored_by_the_generic_and_the_name_after_it():
+    old = "  const Layers extends Record<string, Layer.Layer<any>>,\n"
+    new = "  const Layers extends Record<PropertyKey, Layer.Layer<any>>,\n"
+    text = "function f(x: Record<string, number>) {}\n  readonly layers: Record<string, Layer.Layer<any>>\n"
+    assert _next(old, new, text, language="typescript") == ("Record<string, Layer", "Record<PropertyKey, Layer")
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript")
+    assert edit is not None and text[:edit.start].endswith("layers: ")
