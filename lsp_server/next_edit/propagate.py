@@ -870,6 +870,30 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution) -> list[tuple[int, int]]:
+    """`ahead` (occurrences after the cursor, in order), from the first within a screenful whose whole line is the
+    edited line as it was (`match: typing.Optional[str] = None,` again, not the `message: ...` above it): the same
+    line elsewhere is the surest repeat of a changed value or argument; unchanged when there is none."""
+    line = (sub.context[0] + sub.old + sub.context[1]).strip()
+    if "\n" in line:
+        return ahead
+    lines, at = 0, ahead[0][0]
+    for i, (start, end) in enumerate(ahead):
+        lines += text.count("\n", at, start)
+        if lines > CONTEXT_LINES:
+            break
+        at = start
+        first = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+        last = len(text)
+        for stop in ("\n", "\r"):
+            found = text.find(stop, end)
+            if found >= 0:
+                last = min(last, found)
+        if text[first:last].strip() == line:
+            return ahead[i:]
+    return ahead
+
+
 def _type_position(text: str, start: int) -> bool:
     """Whether a name at `start` stands where a type does: after `:`, `->`, `[`, `<` or `|` on its line."""
     before = text[max(0, start - 40):start].rstrip(" \t")
@@ -970,6 +994,8 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _best_context(text, prose, sub.context) if prose else []
         if code and (not ahead or code[0][0] < ahead[0][0]):
             ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
+    if ahead and sub.region == CODE and not sub.name and not sub.near:
+        ahead = _same_line_first(text, ahead, sub)
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:

@@ -659,3 +659,15 @@ def test_a_built_in_type_argument_of_a_built_in_generic_is_anchored_by_the_gener
     assert _next(old, new, text, language="typescript") == ("Record<string, Layer", "Record<PropertyKey, Layer")
     edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript")
     assert edit is not None and text[:edit.start].endswith("layers: ")
+
+
+def test_a_changed_value_goes_first_to_the_same_line_repeated_below():
+    old, new = "        match: typing.Optional[str] = None,\n", "        match: typing.Union[None, str] = None,\n"
+    text = "    def a(\n" + new + "    ):\n\n    def b(\n        message: typing.Optional[str] = None,\n" \
+        "        match: typing.Optional[str] = None,\n    ):\n"
+    edit = propagate(EditEvent("a.py", 1, old, new), text, len("    def a(\n" + new), "python")
+    assert edit is not None and text[:edit.start].endswith("        match: typing.")
+    # no such line: the next occurrence, as before
+    other = text.replace("        match: typing.Optional[str] = None,\n    ):", "    ):")
+    edit = propagate(EditEvent("a.py", 1, old, new), other, len("    def a(\n" + new), "python")
+    assert edit is not None and other[:edit.start].endswith("message: typing.")
