@@ -536,7 +536,10 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, 
     left, right, at_end = widening
     _, i1, i2, j1, j2 = ops[0]
     # A changed word inside quotes is the quoted literal: "debug" → "info", not every `debug` in a string.
-    if i1 - left > 0 and i2 + right < len(a) and a[i1 - left - 1] in _QUOTES and a[i2 + right] == a[i1 - left - 1]:
+    # ... but a version stands for itself, quoted or not (`'3.46.0'`, then `blob/v3.46.0/LICENSE`)
+    version = i2 - i1 == 1 and left == right == 0 and _VERSION.match(a[i1]) is not None
+    if i1 - left > 0 and i2 + right < len(a) and a[i1 - left - 1] in _QUOTES and a[i2 + right] == a[i1 - left - 1] \
+            and not version:
         left += 1
         right += 1
     spans = _spans(a, b, ops, left, right)
@@ -584,15 +587,21 @@ def _matches(sub: Substitution, text: str) -> Iterator[tuple[int, int]]:
         yield from (match.span() for match in _pattern(sub).finditer(text))
         return
     head, tail = _WORDY.match(old[0]) is not None, _WORDY.match(old[-1]) is not None
+    version = _VERSION.match(old) is not None
     i = text.find(old)
     while i >= 0:
         end = i + len(old)
-        if (head and i > 0 and _WORDY.match(text[i - 1])) or (tail and end < len(text) and _WORDY.match(text[end])) \
+        if (head and i > 0 and _WORDY.match(text[i - 1]) and not (version and _tagged(text, i))) or (tail and end < len(text) and _WORDY.match(text[end])) \
                 or (sub.at_line_end and not _LINE_END.match(text, end)):
             i = text.find(old, i + 1)
             continue
         yield i, end
         i = text.find(old, end)
+
+
+def _tagged(text: str, i: int) -> bool:
+    """Whether the version at `i` is written as a tag, `v3.46.0` (a `v` that begins a word)."""
+    return text[i - 1] == "v" and (i < 2 or _WORDY.match(text[i - 2]) is None)
 
 
 def _applied(before: str) -> bool:

@@ -671,3 +671,11 @@ def test_a_changed_value_goes_first_to_the_same_line_repeated_below():
     other = text.replace("        match: typing.Optional[str] = None,\n    ):", "    ):")
     edit = propagate(EditEvent("a.py", 1, old, new), other, len("    def a(\n" + new), "python")
     assert edit is not None and other[:edit.start].endswith("message: typing.")
+
+
+def test_a_quoted_version_is_a_version_wherever_it_stands_also_as_a_tag():
+    old, new = "  version: '3.46.0',\n", "  version: '3.47.0',\n"
+    text = "  version: '3.47.0',\n  mode: 'global',\n  license: 'https://example.org/blob/v3.46.0/LICENSE',\n"
+    assert _next(old, new, text, cursor=20, language="javascript") == ("3.46.0", "3.47.0")
+    # a version inside a longer number or word is none
+    assert _next(old, new, "  x = '13.46.0' + 'rev3.46.0'\n", language="javascript") is None
