@@ -591,7 +591,8 @@ def _matches(sub: Substitution, text: str) -> Iterator[tuple[int, int]]:
     i = text.find(old)
     while i >= 0:
         end = i + len(old)
-        if (head and i > 0 and _WORDY.match(text[i - 1]) and not (version and _tagged(text, i))) or (tail and end < len(text) and _WORDY.match(text[end])) \
+        if (head and i > 0 and _WORDY.match(text[i - 1]) and not (version and _tagged(text, i))) \
+                or (tail and end < len(text) and _WORDY.match(text[end])) \
                 or (sub.at_line_end and not _LINE_END.match(text, end)):
             i = text.find(old, i + 1)
             continue
