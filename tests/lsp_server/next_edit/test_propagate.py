@@ -679,3 +679,16 @@ def test_a_quoted_version_is_a_version_wherever_it_stands_also_as_a_tag():
     assert _next(old, new, text, cursor=20, language="javascript") == ("3.46.0", "3.47.0")
     # a version inside a longer number or word is none
     assert _next(old, new, "  x = '13.46.0' + 'rev3.46.0'\n", language="javascript") is None
+
+
+def test_a_template_literal_inside_a_substitution_leaves_the_substitution_code():
+    text = 'const d = f ? `[${esc(`Disable ${flag.name}`)}]` : ""\nconst e = esc(x)\n'
+    found = regions(text, "typescript")
+    assert found.kind_at(text.index("esc(`")) == CODE and found.kind_at(text.index("[")) == STRING
+    assert found.kind_at(text.index("const e")) == CODE
+    # so a function renamed is renamed there first
+    old, new = "const c = `[${esc(a)}]`\n", "const c = `[${escape(a)}]`\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), new + text, len(new), "typescript")
+    assert edit is not None and (new + text)[:edit.start].endswith("? `[${")
+    # a substitution that does not close stays as before: the literal ends at its next backtick
+    assert regions("x = `a ${b` + c\n", "typescript").kind_at(len("x = `a ${b` + ")) == CODE
