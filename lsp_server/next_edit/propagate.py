@@ -948,6 +948,8 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
     somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
     sub = substitution(history_event.old, history_event.new, language)
+    if sub is None and not names_only:
+        return _same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None
@@ -963,6 +965,49 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         edit = _repeated(each, text, cursor, language, lexed)
         if edit is not None:
             return edit
+    return None
+
+
+#: The fewest names the old lines of a rewrite must hold for their verbatim copies to be rewritten the same way (a
+#: `body,` or a `}` stands everywhere).
+MIN_LINE_NAMES = 2
+
+
+def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
+    """The event's lines rewritten the same way where its old lines stand again, verbatim and at the same indentation
+    (the same statement at the same depth), first after the cursor's line (`[CALL]: { deprecated: ["22.9.0"] },`
+    spread over four lines, a call given one more argument on a line of its own): for a rewrite of several spans
+    that is no substitution of tokens but whose lines recur whole. None when they recur nowhere ahead, hold fewer
+    than MIN_LINE_NAMES names of two letters or more (`code += `}\\n`` holds one), change one span only (a
+    substitution's rules repeat it or refuse it on purpose), or look still being typed."""
+    old, new = event.old.splitlines(), event.new.splitlines()
+    if not old or not new or len(old) > MAX_RUN_LINES or len(new) > MAX_RUN_LINES:
+        return None
+    bare = [line.strip() for line in old]
+    if not bare[0] or not bare[-1] or bare == [line.strip() for line in new] \
+            or sum(_is_name(t) and len(t) > 1 for t in _tokens(" ".join(bare))) < MIN_LINE_NAMES:
+        return None
+    a, b = _tokens(event.old), _tokens(event.new)
+    if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2:
+        return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
+    last = event.new.rstrip()[-1:]
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last)) \
+            or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
+        return None  # still being typed
+    indent = old[0][:len(old[0]) - len(old[0].lstrip())]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    begin = text.find("\n", cursor)
+    at = text.find(bare[0], begin + 1) if begin >= 0 else -1
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        lines = text[start:].split("\n", len(old))[:len(old)]
+        if text[start:at] == indent and [line.strip() for line in lines] == bare:
+            body = newline.join(new)
+            end = start + sum(map(len, lines)) + len(lines) - 1
+            if lines[-1].endswith("\r"):
+                end -= 1
+            return TextEdit(start, end, body)
+        at = text.find(bare[0], at + 1)
     return None
 
 

@@ -692,3 +692,22 @@ def test_a_template_literal_inside_a_substitution_leaves_the_substitution_code()
     assert edit is not None and (new + text)[:edit.start].endswith("? `[${")
     # a substitution that does not close stays as before: the literal ends at its next backtick
     assert regions("x = `a ${b` + c\n", "typescript").kind_at(len("x = `a ${b` + ")) == CODE
+
+
+def test_lines_rewritten_without_a_token_substitution_are_rewritten_where_they_recur_verbatim():
+    old = '    ref: { [READ]: { experimental: ["22.14.0"] } },\n'
+    new = '    ref: {\n        [READ]: {\n            experimental: ["22.14.0"],\n            supported: ["26"],\n' \
+        '        },\n    },\n'
+    deeper = '        ref: { [READ]: { experimental: ["22.14.0"] } },\n'  # another statement's
+    text = new + deeper + "    x: 1,\n" + old
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n") and edit.text == new.rstrip("\n")
+    # one changed span is a substitution's to repeat or refuse, not a rewrite of lines
+    assert propagate(EditEvent("a.py", 0, "    x: str = LC_NUMERIC,\n", "    x: str = None,\n"),
+                     "    x: str = None,\n    x: str = LC_NUMERIC,\n", 10, "python") is None
+    # lines with fewer than two names recur by accident: nothing
+    assert propagate(EditEvent("a.js", 0, "    body,\n", "    storedBody,\n    compressed,\n"),
+                     "    storedBody,\n    compressed,\n    body,\n", 20, "javascript") is None
+    # an unclosed bracket is still being typed
+    assert propagate(EditEvent("a.py", 0, "    run(a, b)\n", "    run(a, b, (\n"), "    run(a, b, (\n    run(a, b)\n",
+                     10, "python") is None
