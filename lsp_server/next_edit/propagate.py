@@ -359,7 +359,7 @@ def _named(a: list[str], b: list[str], op: Op) -> Op:
 
 
 #: A module's qualifier before a name: `typing.`, `os.path.`, `import('./types.js').`.
-_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
+_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*!?\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
 #: Receivers, not modules: `self.x` → `x` turns an attribute into a local of this place only.
 _RECEIVERS = frozenset("self this cls super".split())
 _GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
@@ -1013,8 +1013,9 @@ def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
 
 def _typed_mention(sub: Substitution) -> bool:
     """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
-    `{Lru}`) or a code span (`` `Lru` ``)."""
-    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and sub.around[1] in ("}", "<", "`", "[")
+    `{Lru}`) or a code span (`` `Lru` ``, `` `Crypto.Crypto` ``)."""
+    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and (
+        sub.around[1] in ("}", "<", "`", "["))
 
 
 def _appended(sub: Substitution) -> bool:

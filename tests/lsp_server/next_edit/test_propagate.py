@@ -711,3 +711,11 @@ def test_lines_rewritten_without_a_token_substitution_are_rewritten_where_they_r
     # an unclosed bracket is still being typed
     assert propagate(EditEvent("a.py", 0, "    run(a, b)\n", "    run(a, b, (\n"), "    run(a, b, (\n    run(a, b)\n",
                      10, "python") is None
+
+
+def test_a_non_null_asserted_qualifier_taken_off_comes_off_the_other_names():
+    old, new = "        parent!.tuple\n", "        tuple\n"
+    text = "      const [parentKey, tuple] = parent!\n" + new + "        parent!.parentKey,\n"
+    edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("tuple\n") + 5, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("parent!.", "")
+
