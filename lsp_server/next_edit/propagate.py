@@ -1015,7 +1015,7 @@ def _typed_mention(sub: Substitution) -> bool:
     """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
     `{Lru}`) or a code span (`` `Lru` ``, `` `Crypto.Crypto` ``)."""
     return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and (
-        sub.around[1] in ("}", "<", "`", "["))
+        sub.around[1] in ("}", "<", "`", "[") or sub.around == ("`", "."))
 
 
 def _appended(sub: Substitution) -> bool:

@@ -719,3 +719,11 @@ def test_a_non_null_asserted_qualifier_taken_off_comes_off_the_other_names():
     edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("tuple\n") + 5, "typescript")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("parent!.", "")
 
+
+def test_a_name_renamed_in_a_code_span_with_a_dotted_path_is_renamed_next_in_code():
+    old = " * so callers must still provide `SqlClient` and `Crypto.Crypto`\n"
+    new = " * so callers must still provide `SqlClient` and `Digest.Digest`\n"
+    text = "/**\n" + new + " */\nexport const layer: Layer<SqlClient | Crypto.Crypto> = make\n"
+    edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("Digest.Digest`") + 13, "typescript",
+                     edit_at=text.index("Digest"))
+    assert edit is not None and text[edit.start:edit.end] == "Crypto.Crypto" and edit.text == "Digest.Digest"
