@@ -988,10 +988,12 @@ def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
             or sum(_is_name(t) and len(t) > 1 for t in _tokens(" ".join(bare))) < MIN_LINE_NAMES:
         return None
     a, b = _tokens(event.old), _tokens(event.new)
-    if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2:
+    if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2 \
+            and len(old) == len(new):
         return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
     last = event.new.rstrip()[-1:]
-    if (last in _UNFINISHED and not event.old.rstrip().endswith(last)) \
+    sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence) \
             or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
         return None  # still being typed
     indent = old[0][:len(old[0]) - len(old[0].lstrip())]

@@ -727,3 +727,11 @@ def test_a_name_renamed_in_a_code_span_with_a_dotted_path_is_renamed_next_in_cod
     edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("Digest.Digest`") + 13, "typescript",
                      edit_at=text.index("Digest"))
     assert edit is not None and text[edit.start:edit.end] == "Crypto.Crypto" and edit.text == "Digest.Digest"
+
+
+def test_a_line_rewritten_into_more_lines_in_one_span_is_rewritten_where_it_recurs_verbatim():
+    old = "    // If we already have data, resolve immediately\n"
+    new = "    // If we already have data, resolve immediately.\n    // This read still counts as a preload.\n"
+    text = new + "    x()\n" + old
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n") and edit.text == new.rstrip("\n")
