@@ -4,7 +4,8 @@ The commonest next edit is the same change again: a renamed identifier's other u
 at the next call, a parameter added to the next call. When the last history event is such a substitution, the next
 occurrence of its old text in the same role is the prediction: found in O(window), no model call, and right far more
 often than a small model (docs/next-edit.md has the benchmark). Anything else (new code, several different changes,
-a half-typed argument) is not a substitution, and this module proposes nothing.
+a half-typed argument) is not a substitution, and this module proposes nothing, but for lines rewritten in several
+spans that stand again verbatim at the same indentation: those are rewritten there the same way (`_same_lines`).
 
 The event's lines are diffed token by token (identifiers, numbers, single punctuation, whitespace runs); every changed
 span must be the same change. A change that is not a whole identifier on both sides (a literal, an inserted
