@@ -21,11 +21,15 @@ COMMENT = "comment"
 
 _SINGLE = r"'(?:\\.|[^'\\\n])*'"
 _DOUBLE = r'"(?:\\.|[^"\\\n])*"'
-_BACKTICK = r"`(?:\\.|[^`\\])*`"
+#: What a template literal's substitution `${...}` holds: one level of braces (`${f({a})}` ends at its own
+#: brace) and template literals of its own (`` `[${f(`a ${b}`)}]` ``).
+_HOLE_BODY = r"(?:[^{}`]|\{[^{}`]*\}|`(?:\\.|[^`\\])*`)*"
+#: A template literal, its substitutions whole; else (a substitution that does not close so) up to its next backtick.
+_BACKTICK = r"`(?:\\.|[^`\\$]|\$(?!\{)|\$\{" + _HOLE_BODY + r"\})*`|`(?:\\.|[^`\\])*`"
 _TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
-#: A substitution in a template literal, `${...}` (one level of braces inside: `${f({a})}` ends at its own brace).
-_HOLE = re.compile(r"\$\{(?:[^{}`]|\{[^{}`]*\})*\}")
+#: A substitution in a template literal, `${...}`.
+_HOLE = re.compile(r"\$\{" + _HOLE_BODY + r"\}")
 #: A JavaScript regular-expression literal, where an operand starts (after `=`, `(`, `,`, `:`, `return` ...: never a
 #: division): its quotes (`/[\w!#$%&'*+.^`|~-]+/`) open no string. The blanks before it belong to it.
 _REGEX = r"(?:(?<=[=(,:\[!&|?{};\n])|(?<=\breturn))[ \t]*/(?![/*])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[a-z]*"

@@ -4,7 +4,8 @@ The commonest next edit is the same change again: a renamed identifier's other u
 at the next call, a parameter added to the next call. When the last history event is such a substitution, the next
 occurrence of its old text in the same role is the prediction: found in O(window), no model call, and right far more
 often than a small model (docs/next-edit.md has the benchmark). Anything else (new code, several different changes,
-a half-typed argument) is not a substitution, and this module proposes nothing.
+a half-typed argument) is not a substitution, and this module proposes nothing, but for lines rewritten in several
+spans that stand again verbatim at the same indentation: those are rewritten there the same way (`_same_lines`).
 
 The event's lines are diffed token by token (identifiers, numbers, single punctuation, whitespace runs); every changed
 span must be the same change. A change that is not a whole identifier on both sides (a literal, an inserted
@@ -97,6 +98,8 @@ class Substitution:
     typed_only: bool = False
     #: Found only on the lines just below the cursor (a prefix put before an argument: the run of similar calls).
     near: bool = False
+    #: The hunk renamed the name both bare and as an attribute (`Crypto.Crypto` → `Digest.Digest`): either role.
+    both_roles: bool = False
 
 
 def _tokens(text: str) -> list[str]:
@@ -222,7 +225,10 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     distinct = len(core_old) == 1 and core_old[0] in COMMON_NAMES and not (
         len(core_new) == 1 and core_new[0] in LITERALS and core_old[0] in LITERALS)
     if len(core_old) == 1 and len(core_new) == 1 and _is_name(core_old[0]) and _is_name(core_new[0]):
-        if core_old[0] in keywords or core_new[0] in keywords:
+        # ... but a keyword that is also a built-in type (`void`), where it stands as a type (`Fiber<void,`), is a
+        # built-in type replaced at its place, anchored below like any other
+        typed_keyword = core_old[0] in COMMON_NAMES and (bool(_lead(a, i1)) or _typed(a, i1))
+        if (core_old[0] in keywords and not typed_keyword) or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
         # only a built-in used as a type is changed at its place
@@ -251,6 +257,10 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
+    if distinct and len(core_old) == 1:
+        generic = _generic_argument(a, i1, i2)
+        if generic is not None:  # `Record<string, Layer` → `Record<PropertyKey, Layer`
+            return generic
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
@@ -269,6 +279,24 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
                 return (left, right, True) if at_end else None
             return left, right, False
     return left, right, False
+
+
+def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] | None:
+    """The widening that anchors a built-in type argument of a built-in generic (`string` in `Record<string,
+    Layer<A>>`, where no name of the place's own is near) by the generic's name and the first name after it on the
+    line; None when it is no such argument."""
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] not in ("<", "[") or a[k - 1] not in COMMON_NAMES:
+        return None
+    for right in range(1, _WIDEN + 1):
+        j = i2 + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]):
+            return i1 - (k - 1), right, False
+    return None
 
 
 def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:
@@ -332,7 +360,7 @@ def _named(a: list[str], b: list[str], op: Op) -> Op:
 
 
 #: A module's qualifier before a name: `typing.`, `os.path.`, `import('./types.js').`.
-_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
+_QUALIFIER = re.compile(r"(?:[^\W\d][\w$]*\s*!?\s*\.\s*)+\Z|import\(\s*(['\"])[^'\"\n]+\1\s*\)\s*\.\Z")
 #: Receivers, not modules: `self.x` → `x` turns an attribute into a local of this place only.
 _RECEIVERS = frozenset("self this cls super".split())
 _GENERIC = re.compile(r"[^\W\d][\w.$]*\s*[<\[]")
@@ -410,6 +438,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
+    if sub.name and len(ops) > 1 and len({_ends_in_dot("".join(a[:op[1]]).rstrip(" \t")) for op in ops}) > 1:
+        # `Crypto.Crypto` → `Digest.Digest` (a module and its service of one name): renamed bare and as an attribute
+        sub = dataclasses.replace(sub, attribute=False, receiver="", both_roles=True)
     if len(ops) == 1 and not sub.name and _between_name_and_closer(a, ops[0]) is not None \
             and sub.old[:1] in _OPENERS and not _applied(sub.around[0]) \
             and _PASSED.match("".join(b[ops[0][3]:ops[0][4]])):
@@ -506,7 +537,10 @@ def _one_change(a: list[str], b: list[str], ops: list[Op], lines: bool = False, 
     left, right, at_end = widening
     _, i1, i2, j1, j2 = ops[0]
     # A changed word inside quotes is the quoted literal: "debug" → "info", not every `debug` in a string.
-    if i1 - left > 0 and i2 + right < len(a) and a[i1 - left - 1] in _QUOTES and a[i2 + right] == a[i1 - left - 1]:
+    # ... but a version stands for itself, quoted or not (`'3.46.0'`, then `blob/v3.46.0/LICENSE`)
+    version = i2 - i1 == 1 and left == right == 0 and _VERSION.match(a[i1]) is not None
+    if i1 - left > 0 and i2 + right < len(a) and a[i1 - left - 1] in _QUOTES and a[i2 + right] == a[i1 - left - 1] \
+            and not version:
         left += 1
         right += 1
     spans = _spans(a, b, ops, left, right)
@@ -554,15 +588,22 @@ def _matches(sub: Substitution, text: str) -> Iterator[tuple[int, int]]:
         yield from (match.span() for match in _pattern(sub).finditer(text))
         return
     head, tail = _WORDY.match(old[0]) is not None, _WORDY.match(old[-1]) is not None
+    version = _VERSION.match(old) is not None
     i = text.find(old)
     while i >= 0:
         end = i + len(old)
-        if (head and i > 0 and _WORDY.match(text[i - 1])) or (tail and end < len(text) and _WORDY.match(text[end])) \
+        if (head and i > 0 and _WORDY.match(text[i - 1]) and not (version and _tagged(text, i))) \
+                or (tail and end < len(text) and _WORDY.match(text[end])) \
                 or (sub.at_line_end and not _LINE_END.match(text, end)):
             i = text.find(old, i + 1)
             continue
         yield i, end
         i = text.find(old, end)
+
+
+def _tagged(text: str, i: int) -> bool:
+    """Whether the version at `i` is written as a tag, `v3.46.0` (a `v` that begins a word)."""
+    return text[i - 1] == "v" and (i < 2 or _WORDY.match(text[i - 2]) is None)
 
 
 def _applied(before: str) -> bool:
@@ -661,7 +702,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
-        if sub.name and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
+        if sub.name and not sub.both_roles \
+                and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
             continue  # a method defined by its name alone (`  process(x) {`) is a property, as `this.process` is
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
             continue  # `self.data` renamed: `frame.data` is another class's
@@ -839,6 +881,30 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution) -> list[tuple[int, int]]:
+    """`ahead` (occurrences after the cursor, in order), from the first within a screenful whose whole line is the
+    edited line as it was (`match: typing.Optional[str] = None,` again, not the `message: ...` above it): the same
+    line elsewhere is the surest repeat of a changed value or argument; unchanged when there is none."""
+    line = (sub.context[0] + sub.old + sub.context[1]).strip()
+    if "\n" in line:
+        return ahead
+    lines, at = 0, ahead[0][0]
+    for i, (start, end) in enumerate(ahead):
+        lines += text.count("\n", at, start)
+        if lines > CONTEXT_LINES:
+            break
+        at = start
+        first = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+        last = len(text)
+        for stop in ("\n", "\r"):
+            found = text.find(stop, end)
+            if found >= 0:
+                last = min(last, found)
+        if text[first:last].strip() == line:
+            return ahead[i:]
+    return ahead
+
+
 def _type_position(text: str, start: int) -> bool:
     """Whether a name at `start` stands where a type does: after `:`, `->`, `[`, `<` or `|` on its line."""
     before = text[max(0, start - 40):start].rstrip(" \t")
@@ -883,6 +949,8 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
     somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
     sub = substitution(history_event.old, history_event.new, language)
+    if sub is None and not names_only:
+        return _same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None
@@ -901,10 +969,56 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+#: The fewest names the old lines of a rewrite must hold for their verbatim copies to be rewritten the same way (a
+#: `body,` or a `}` stands everywhere).
+MIN_LINE_NAMES = 2
+
+
+def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
+    """The event's lines rewritten the same way where its old lines stand again, verbatim and at the same indentation
+    (the same statement at the same depth), first after the cursor's line (`[CALL]: { deprecated: ["22.9.0"] },`
+    spread over four lines, a call given one more argument on a line of its own): for a rewrite of several spans
+    that is no substitution of tokens but whose lines recur whole. None when they recur nowhere ahead, hold fewer
+    than MIN_LINE_NAMES names of two letters or more (`code += `}\\n`` holds one), change one span only (a
+    substitution's rules repeat it or refuse it on purpose), or look still being typed."""
+    old, new = event.old.splitlines(), event.new.splitlines()
+    if not old or not new or len(old) > MAX_RUN_LINES or len(new) > MAX_RUN_LINES:
+        return None
+    bare = [line.strip() for line in old]
+    if not bare[0] or not bare[-1] or bare == [line.strip() for line in new] \
+            or sum(_is_name(t) and len(t) > 1 for t in _tokens(" ".join(bare))) < MIN_LINE_NAMES:
+        return None
+    a, b = _tokens(event.old), _tokens(event.new)
+    if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2 \
+            and len(old) == len(new):
+        return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
+    last = event.new.rstrip()[-1:]
+    sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence) \
+            or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
+        return None  # still being typed
+    indent = old[0][:len(old[0]) - len(old[0].lstrip())]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    begin = text.find("\n", cursor)
+    at = text.find(bare[0], begin + 1) if begin >= 0 else -1
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        lines = text[start:].split("\n", len(old))[:len(old)]
+        if text[start:at] == indent and [line.strip() for line in lines] == bare:
+            body = newline.join(new)
+            end = start + sum(map(len, lines)) + len(lines) - 1
+            if lines[-1].endswith("\r"):
+                end -= 1
+            return TextEdit(start, end, body)
+        at = text.find(bare[0], at + 1)
+    return None
+
+
 def _typed_mention(sub: Substitution) -> bool:
     """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
-    `{Lru}`) or a code span (`` `Lru` ``)."""
-    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and sub.around[1] in ("}", "<", "`", "[")
+    `{Lru}`) or a code span (`` `Lru` ``, `` `Crypto.Crypto` ``)."""
+    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and (
+        sub.around[1] in ("}", "<", "`", "[") or sub.around == ("`", "."))
 
 
 def _appended(sub: Substitution) -> bool:
@@ -939,6 +1053,8 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _best_context(text, prose, sub.context) if prose else []
         if code and (not ahead or code[0][0] < ahead[0][0]):
             ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
+    if ahead and sub.region == CODE and not sub.name and not sub.near:
+        ahead = _same_line_first(text, ahead, sub)
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:

@@ -632,3 +632,106 @@ def test_a_name_replaced_by_this_is_the_value_at_its_place_not_a_rename():
     cursor = text.index(new) + len(new)
     assert _next(old, new, text, cursor, "javascript") == ("return res", "return this")
     assert _next(old, new, text[:cursor] + "    id: ++res.lastId\n", cursor, "javascript") is None
+
+
+def test_a_name_renamed_bare_and_as_an_attribute_in_one_edit_is_renamed_in_both_roles():
+    # a module and the service it exports share a name: both halves of `Crypto.Crypto` are the rename
+    old = "type R = SqlClient | Crypto.Crypto\n"
+    new = "type R = SqlClient | Digest.Digest\n"
+    text = "const layer = make(Crypto.Crypto)\n"
+    assert _next(old, new, text, language="typescript") == ("Crypto.Crypto", "Digest.Digest")
+    # renamed as an attribute only, it stays an attribute's rename
+    assert _next("x = a.size + b.size\n", "x = a.length + b.length\n", "size = 1\ny = c.size\n") == ("size", "length")
+
+
+def test_a_keyword_that_is_a_built_in_type_is_changed_at_its_place_where_it_stands_as_a_type():
+    old, new = "  fiber?: Fiber<void, unknown> | undefined\n", "  fiber?: Fiber<unknown, unknown> | undefined\n"
+    text = "function f(): void {}\nlet fiber: Fiber<void, unknown> | undefined\n"
+    assert _next(old, new, text, language="typescript") == ("Fiber<void", "Fiber<unknown")
+    # where it is the operator, it stays a keyword: nothing to repeat
+    assert _next("x = void f();\n", "x = run f();\n", "y = void f();\n", language="javascript") is None
+
+
+def test_a_built_in_type_argument_of_a_built_in_generic_is_anchored_by_the_generic_and_the_name_after_it():
+    old = "  const Layers extends Record<string, Layer.Layer<any>>,\n"
+    new = "  const Layers extends Record<PropertyKey, Layer.Layer<any>>,\n"
+    text = "function f(x: Record<string, number>) {}\n  readonly layers: Record<string, Layer.Layer<any>>\n"
+    assert _next(old, new, text, language="typescript") == ("Record<string, Layer", "Record<PropertyKey, Layer")
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, 0, "typescript")
+    assert edit is not None and text[:edit.start].endswith("layers: ")
+
+
+def test_a_changed_value_goes_first_to_the_same_line_repeated_below():
+    old, new = "        match: typing.Optional[str] = None,\n", "        match: typing.Union[None, str] = None,\n"
+    text = "    def a(\n" + new + "    ):\n\n    def b(\n        message: typing.Optional[str] = None,\n" \
+        "        match: typing.Optional[str] = None,\n    ):\n"
+    edit = propagate(EditEvent("a.py", 1, old, new), text, len("    def a(\n" + new), "python")
+    assert edit is not None and text[:edit.start].endswith("        match: typing.")
+    # no such line: the next occurrence, as before
+    other = text.replace("        match: typing.Optional[str] = None,\n    ):", "    ):")
+    edit = propagate(EditEvent("a.py", 1, old, new), other, len("    def a(\n" + new), "python")
+    assert edit is not None and other[:edit.start].endswith("message: typing.")
+
+
+def test_a_quoted_version_is_a_version_wherever_it_stands_also_as_a_tag():
+    old, new = "  version: '3.46.0',\n", "  version: '3.47.0',\n"
+    text = "  version: '3.47.0',\n  mode: 'global',\n  license: 'https://example.org/blob/v3.46.0/LICENSE',\n"
+    assert _next(old, new, text, cursor=20, language="javascript") == ("3.46.0", "3.47.0")
+    # a version inside a longer number or word is none
+    assert _next(old, new, "  x = '13.46.0' + 'rev3.46.0'\n", language="javascript") is None
+
+
+def test_a_template_literal_inside_a_substitution_leaves_the_substitution_code():
+    text = 'const d = f ? `[${esc(`Disable ${flag.name}`)}]` : ""\nconst e = esc(x)\n'
+    found = regions(text, "typescript")
+    assert found.kind_at(text.index("esc(`")) == CODE and found.kind_at(text.index("[")) == STRING
+    assert found.kind_at(text.index("const e")) == CODE
+    # so a function renamed is renamed there first
+    old, new = "const c = `[${esc(a)}]`\n", "const c = `[${escape(a)}]`\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), new + text, len(new), "typescript")
+    assert edit is not None and (new + text)[:edit.start].endswith("? `[${")
+    # a substitution that does not close stays as before: the literal ends at its next backtick
+    assert regions("x = `a ${b` + c\n", "typescript").kind_at(len("x = `a ${b` + ")) == CODE
+
+
+def test_lines_rewritten_without_a_token_substitution_are_rewritten_where_they_recur_verbatim():
+    old = '    ref: { [READ]: { experimental: ["22.14.0"] } },\n'
+    new = '    ref: {\n        [READ]: {\n            experimental: ["22.14.0"],\n            supported: ["26"],\n' \
+        '        },\n    },\n'
+    deeper = '        ref: { [READ]: { experimental: ["22.14.0"] } },\n'  # another statement's
+    text = new + deeper + "    x: 1,\n" + old
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n") and edit.text == new.rstrip("\n")
+    # one changed span is a substitution's to repeat or refuse, not a rewrite of lines
+    assert propagate(EditEvent("a.py", 0, "    x: str = LC_NUMERIC,\n", "    x: str = None,\n"),
+                     "    x: str = None,\n    x: str = LC_NUMERIC,\n", 10, "python") is None
+    # lines with fewer than two names recur by accident: nothing
+    assert propagate(EditEvent("a.js", 0, "    body,\n", "    storedBody,\n    compressed,\n"),
+                     "    storedBody,\n    compressed,\n    body,\n", 20, "javascript") is None
+    # an unclosed bracket is still being typed
+    assert propagate(EditEvent("a.py", 0, "    run(a, b)\n", "    run(a, b, (\n"), "    run(a, b, (\n    run(a, b)\n",
+                     10, "python") is None
+
+
+def test_a_non_null_asserted_qualifier_taken_off_comes_off_the_other_names():
+    old, new = "        parent!.tuple\n", "        tuple\n"
+    text = "      const [parentKey, tuple] = parent!\n" + new + "        parent!.parentKey,\n"
+    edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("tuple\n") + 5, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("parent!.", "")
+
+
+def test_a_name_renamed_in_a_code_span_with_a_dotted_path_is_renamed_next_in_code():
+    old = " * so callers must still provide `SqlClient` and `Crypto.Crypto`\n"
+    new = " * so callers must still provide `SqlClient` and `Digest.Digest`\n"
+    text = "/**\n" + new + " */\nexport const layer: Layer<SqlClient | Crypto.Crypto> = make\n"
+    edit = propagate(EditEvent("a.ts", 1, old, new), text, text.index("Digest.Digest`") + 13, "typescript",
+                     edit_at=text.index("Digest"))
+    assert edit is not None and text[edit.start:edit.end] == "Crypto.Crypto" and edit.text == "Digest.Digest"
+
+
+def test_a_line_rewritten_into_more_lines_in_one_span_is_rewritten_where_it_recurs_verbatim():
+    old = "    // If we already have data, resolve immediately\n"
+    new = "    // If we already have data, resolve immediately.\n    // This read still counts as a preload.\n"
+    text = new + "    x()\n" + old
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n") and edit.text == new.rstrip("\n")
