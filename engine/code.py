@@ -48,13 +48,15 @@ class Healer:
     def __init__(self, removed: str) -> None:
         self.pending = removed
         self.buffer = ""
+        #: How many characters were taken off the model's text (for aligning token log-probabilities).
+        self.dropped = 0
 
     def feed(self, chunk: str) -> str:
         if not self.pending:
             return chunk
         self.buffer += chunk
         if self.buffer.startswith(self.pending):
-            out, self.pending = self.buffer[len(self.pending):], ""
+            out, self.dropped, self.pending = self.buffer[len(self.pending):], len(self.pending), ""
             return out
         if self.pending.startswith(self.buffer):
             return ""  # not decided yet
@@ -238,7 +240,8 @@ class CodeGeneration:
             text = "".join(parts)
             text = self._deferred_stop(run, text)
         return Completion(text=restore_line_endings(text, run.crlf), stop_reason=run.stop_reason, stats=run.stats,
-                          prompt=run.prompt, stop_word=run.stop.stop_word if run.stop is not None else None)
+                          prompt=run.prompt, stop_word=run.stop.stop_word if run.stop is not None else None,
+                          healed_chars=run.healer.dropped)
 
     def _deferred_stop(self, run: _Run, text: str) -> str:
         """A model that saw the suffix but ran into the token limit did not find the hole's end: the language's

@@ -37,6 +37,9 @@ class CompletionOptions:
     slot: int | None = None
     #: A guess made ahead of the user (the prefetch): on Infill's own server it never evicts the user's prompt cache.
     speculative: bool = False
+    #: Ask for each generated token's log-probability where the backend can (llama-server's `n_probs`; it costs
+    #: generation speed there, see docs/benchmarks.md). The others ignore it and report none.
+    logprobs: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_decoding_tokens, int) or isinstance(self.max_decoding_tokens, bool) \
@@ -123,6 +126,15 @@ class StopReason(str, enum.Enum):
     END_SENTINEL = "end_sentinel"
 
 
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token as the backend reports it: its text and the natural log of its probability under the
+    model (before sampling: with greedy decoding, how sure the model was of the token it wrote)."""
+
+    text: str
+    logprob: float
+
+
 @dataclass
 class GenerationStats:
     """Filled in by a backend while it streams, when it knows (llama-server reports these in `timings`).
@@ -136,6 +148,14 @@ class GenerationStats:
     #: The caller's deadline ended the generation (the text is cut like at a token limit).
     hit_deadline: bool = False
     timings: dict[str, Any] = field(default_factory=dict)
+    #: Each generated token with its log-probability, in order, when the request asked for them
+    #: (`CompletionOptions.logprobs`) and the backend reports them; None otherwise.
+    tokens: list[TokenLogprob] | None = None
+
+    def add_token(self, token: TokenLogprob) -> None:
+        if self.tokens is None:
+            self.tokens = []
+        self.tokens.append(token)
 
 
 @dataclass(frozen=True)
@@ -146,6 +166,28 @@ class Completion:
     prompt: Prompt | None = None
     #: The stop word that ended the text (STOP_WORD and END_SENTINEL), else None.
     stop_word: str | None = None
+    #: Characters the token healing took off the start of the model's text (the prompt's removed blanks).
+    healed_chars: int = 0
+
+    def token_logprobs(self) -> tuple[tuple[int, float], ...] | None:
+        """(offset in `text` where a token starts, its log-probability) for each token of the text, with LF line
+        endings as the stop rules see them; None when the backend reported no log-probabilities or the tokens do not
+        spell the text (a token split inside a UTF-8 character)."""
+        tokens = self.stats.tokens
+        if not tokens:
+            return None
+        text = self.text.replace("\r\n", "\n")
+        spelled = "".join(token.text for token in tokens)[self.healed_chars:]
+        if not spelled.startswith(text):
+            return None
+        out: list[tuple[int, float]] = []
+        offset = -self.healed_chars
+        for token in tokens:
+            end = offset + len(token.text)
+            if end > 0 and offset < len(text):
+                out.append((max(offset, 0), token.logprob))
+            offset = end
+        return tuple(out)
 
     @property
     def saw_suffix(self) -> bool:

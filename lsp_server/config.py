@@ -97,6 +97,10 @@ class ServerSettings:
     cache_ttl: float = 300.0
     #: Typing through a shown suggestion is served from it for at most this many typed characters.
     typing_through_max: int = 50
+    #: A suggestion whose first line the model wrote with a mean token log-probability under this is not shown: the
+    #: model was guessing (lsp_server/postprocess/confidence.py). Needs a backend that reports log-probabilities
+    #: (llama-server; asking costs it about 5 % of its generation speed); None turns the check off.
+    confidence_floor: float | None = None
     #: Globs added to the built-in secret-file exclusions.
     exclude: tuple[str, ...] = ()
     #: Indentation used when the client sends no FormattingOptions (None: guess from the document).
@@ -120,6 +124,8 @@ class ServerSettings:
             raise ValueError("ready_timeout and request_timeout must be positive numbers of seconds")
         if self.cache_size < 0 or self.cache_ttl < 0 or self.typing_through_max < 0:
             raise ValueError("cache_size, cache_ttl and typing_through_max must not be negative")
+        if self.confidence_floor is not None and not self.confidence_floor <= 0.0:
+            raise ValueError("confidence_floor must be a log-probability (a number ≤ 0) or null")
 
     @property
     def debug(self) -> bool:

@@ -23,6 +23,7 @@ from .config import ServerSettings, engine_changed
 from .context import CursorContext
 from .logging_setup import show_text
 from .postprocess import line_mode
+from .postprocess.confidence import first_line_confidence
 from .workspace.requests import attach as attach_context
 
 if TYPE_CHECKING:
@@ -199,6 +200,8 @@ class CompletionService:
             kwargs["seed"] = int(time.time() * 1000) % 2**31 + index
         if speculative:
             kwargs["speculative"] = True
+        if s.confidence_floor is not None:
+            kwargs["logprobs"] = True
         return CompletionOptions(**kwargs)
 
     async def generate(self, ctx: CursorContext, invoked: bool = False) -> list[Suggestion]:
@@ -267,6 +270,13 @@ class CompletionService:
             if hole is not None:
                 text, ended, rejoined = hole, True, True
             kept = self.post.before_cache(text, ctx, ended, rejoined)
+            if kept and settings.confidence_floor is not None:
+                confidence = first_line_confidence(completion.text.replace("\r\n", "\n"),
+                                                   completion.token_logprobs())
+                if confidence is not None and confidence < settings.confidence_floor:
+                    log.debug("model unsure of its first line (mean log-probability %.2f < %.2f)", confidence,
+                              settings.confidence_floor)
+                    kept = None
             log.debug("model gave %s (stop: %s, %s, %s) → %s", show_text(completion.text, debug),
                       completion.stop_reason.value, ctx.line_mode, "ended" if ended else "cut",
                       show_text(kept, debug) if kept is not None else "dropped")

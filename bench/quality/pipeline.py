@@ -38,6 +38,9 @@ class Generation:
     #: "timings" (llama-server's count) or "tokenize" (the text re-tokenized: a stream closed at a stop word ends
     #: before the server's last event, which carries the counts).
     generated_tokens_source: str | None = None
+    #: The model's tokens and their log-probabilities, `[[text, logprob], …]`, when asked for (`Pipeline(logprobs=
+    #: True)`) and the backend reports them: what a confidence rule is replayed over.
+    tokens: list[list[Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -65,16 +68,18 @@ def _generation(completion: Completion | None, text: str, latency_ms: float, mul
                           multiline=multiline)
     stats = completion.stats
     reason = getattr(completion.stop_reason, "value", completion.stop_reason)
+    tokens = None if stats.tokens is None else [[t.text, t.logprob] for t in stats.tokens]
     return Generation(text=text, model_text=completion.text, stop_reason=str(reason),
                       prompt_tokens=stats.prompt_tokens, cached_prompt_tokens=stats.cached_prompt_tokens,
-                      generated_tokens=stats.generated_tokens, latency_ms=latency_ms, multiline=multiline)
+                      generated_tokens=stats.generated_tokens, latency_ms=latency_ms, multiline=multiline,
+                      tokens=tokens)
 
 
 class Pipeline:
     """Owns one CompletionService (one engine, one llama-server start) for the whole run."""
 
     def __init__(self, engine_config: EngineConfig, *, max_tokens: int | None = None,
-                 server_settings: dict[str, Any] | None = None):
+                 server_settings: dict[str, Any] | None = None, logprobs: bool = False):
         from lsp_server.config import parse_settings
         from lsp_server.pipeline import CompletionService
 
@@ -90,6 +95,8 @@ class Pipeline:
         parsed = parse_settings(settings)
         self.settings = replace(parsed, engine=engine_config)
         self.max_tokens = self.settings.max_tokens
+        #: `raw` asks for each token's log-probability (recorded in `Generation.tokens`).
+        self.logprobs = logprobs
         self.engines: list[RecordingEngine] = []
 
         def factory(config: EngineConfig, on_status: Any = None) -> RecordingEngine:
@@ -140,7 +147,7 @@ class Pipeline:
     async def raw(self, task: Task) -> Generation:
         request = CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language)
         options = CompletionOptions(max_decoding_tokens=self.max_tokens, sampling_temperature=0.0, seed=SEED,
-                                    mode="next_edit_suggestion")
+                                    mode="next_edit_suggestion", logprobs=self.logprobs)
         started = time.perf_counter()
         completion = await self.engine.complete(request, options)
         latency_ms = (time.perf_counter() - started) * 1000.0

@@ -340,18 +340,49 @@ async def generate(tasks: Sequence[RealTask], pipeline: Any, progress: bool = Tr
 # Replay: today's pipeline over recorded raw texts
 
 
+class ReplayStream(sim.ScriptedStream):
+    """The scripted stream, and where the recording has the model's tokens with their log-probabilities, those
+    tokens as the chunks, each reported with its log-probability when the request asks for them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: list[list[Any]] | None = None
+
+    async def generate(self, prompt: Any, options: Any, stats: Any = None):  # type: ignore[no-untyped-def]
+        tokens = self.tokens
+        if tokens is None or "".join(t[0] for t in tokens) != self.script:
+            async for piece in super().generate(prompt, options, stats):
+                yield piece
+            return
+        from engine.types import TokenLogprob
+
+        for text, logprob in tokens:
+            self.chunks_sent += 1
+            if stats is not None and options.logprobs:
+                stats.add_token(TokenLogprob(text, float(logprob)))
+            yield text
+        if stats is not None and self.hit_limit:
+            stats.hit_token_limit = True
+
+
 class ReplayEngine(sim.ScriptedEngine):
     """The cut simulation's scripted engine, for a prefix-only model: streams a recorded raw text through the real
     CodeGeneration (stop words, token healing), and says it hit the token limit when the recording did."""
 
     def __init__(self) -> None:
         super().__init__(None)
+        self.stream = self.generation.stream = ReplayStream()
 
 
 HEALING = ("strip", "none", "grammar")
 
 
-async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") -> list[dict[str, Any]]:
+#: `replay_rows`' confidence floor when none is given: the server's own default.
+SERVER_DEFAULT = "default"
+
+
+async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip",
+                      confidence_floor: float | None | str = SERVER_DEFAULT) -> list[dict[str, Any]]:
     """Each row's "ours" recomputed from its recorded raw text: where the prompt ends mid-token, the text of the
     healed prompt (`strip`: as the engine heals; `grammar`: the grammar-forced one, where recorded) or of the prompt as
     it is (`none`, healing off)."""
@@ -365,7 +396,10 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
     # suggestions from run to run (a list literal cut to its first line or not). Scores are not to depend on load.
     budget, parse_clean.BUDGET_MS = parse_clean.BUDGET_MS, math.inf
     engine = ReplayEngine()
-    service = CompletionService(parse_settings({"temperature": 0.0, "cache_size": 0}),
+    settings: dict[str, Any] = {"temperature": 0.0, "cache_size": 0}
+    if confidence_floor != SERVER_DEFAULT:
+        settings["confidence_floor"] = confidence_floor
+    service = CompletionService(parse_settings(settings),
                                 engine_factory=lambda config, on_status=None: engine)
     await service.start()
     out = []
@@ -381,6 +415,7 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
                 source = {**healed, "text": healed["model_text"]}
             engine.generation.token_healing = bool(removed and healed)
             engine.stream.script = source["text"]
+            engine.stream.tokens = source.get("tokens")
             engine.stream.hit_limit = source.get("stop_reason") == "token_limit"
             document = Document(f"file:///replay/{n}", prefix + suffix, row["language"])
             line = prefix.count("\n")
@@ -400,6 +435,10 @@ async def replay_rows(rows: Sequence[dict[str, Any]], healing: str = "strip") ->
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Command line
+
+
+def _floor(value: str) -> float | None | str:
+    return value if value == SERVER_DEFAULT else None if value == "off" else float(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -427,6 +466,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "less prefill on a loaded machine, the same for raw, ours and the oracle")
     parser.add_argument("--resume", type=Path, nargs="+",
                         help="result files of an earlier run with the same settings: their tasks are not asked again")
+    parser.add_argument("--confidence-floor", type=_floor, default=SERVER_DEFAULT,
+                        help="with --replay: the server's confidence_floor (a number, or 'off'; default: the server's "
+                             "default) over the recorded tokens' log-probabilities")
+    parser.add_argument("--no-logprobs", action="store_true",
+                        help="do not record the tokens' log-probabilities with the raw texts (llama-server's n_probs "
+                             "costs ~6 %% of generation speed)")
     parser.add_argument("--time-budget", type=float, help="seconds of generation; no task starts after them")
     parser.add_argument("--smoke", action="store_true", help="tiny test model, a few tasks from this repository")
     parser.add_argument("--output", type=Path)
@@ -474,7 +519,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     config = engine_config(model, args.binary)
     if args.max_prefix_tokens:
         config = replace(config, completion=replace(config.completion, max_prefix_tokens=args.max_prefix_tokens))
-    pipeline = Pipeline(config)
+    pipeline = Pipeline(config, logprobs=not args.no_logprobs)
     started = time.monotonic()
     try:
         await pipeline.start()
@@ -512,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
             for row in data["rows"]:
                 rows.setdefault(row["task_id"], row)
         report = {**recorded, "replayed_from": [str(p) for p in args.replay], "healing": args.healing,
-                  "rows": asyncio.run(replay_rows(list(rows.values()), args.healing))}
+                  "confidence_floor": args.confidence_floor,
+                  "rows": asyncio.run(replay_rows(list(rows.values()), args.healing, args.confidence_floor))}
         tag = "replay"
     else:
         report = asyncio.run(run(args))

@@ -500,7 +500,11 @@ def model_settings(args: argparse.Namespace) -> dict[str, Any]:
         completion["maxPrefixTokens"] = args.max_prefix_tokens
     if args.binary:
         completion["local"]["binary"] = args.binary
-    return {"completion": completion}
+    settings: dict[str, Any] = {"completion": completion}
+    for item in args.setting:  # a server setting for both variants, to compare a setting's values run by run
+        key, _, value = item.partition("=")
+        settings[key] = json.loads(value)
+    return settings
 
 
 def _fmt(value: Any, digits: int = 1) -> str:
@@ -559,6 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--server-arg", action="append", default=[], metavar="ARG",
                         help="extra llama-server argument for both variants, e.g. --server-arg=--swa-full "
                              "(repeatable)")
+    parser.add_argument("--setting", action="append", default=[], metavar="KEY=JSON",
+                        help="a top-level server setting for both variants, its value as JSON, e.g. "
+                             "--setting confidence_floor=-1.0 (repeatable)")
     parser.add_argument("--user", choices=("passive", "accepting"), default="passive",
                         help="passive: types everything and only judges suggestions (default); accepting: accepts "
                              "right suggestions, whole or word/line-wise (bench/replay/accepting_user.py)")
@@ -616,6 +623,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                    "max_keystrokes": args.max_keystrokes, "start_fraction": args.start_fraction,
                    "model": args.model or "default (Gemma 3 270M)", "smoke": bool(args.smoke),
                    "client_cancel": bool(args.client_cancel), "server_args": list(args.server_arg),
+                   "settings": list(args.setting),
                    "max_prefix_tokens": args.max_prefix_tokens, "user": args.user,
                    "accept_pause": args.accept_pause, "min_accept": args.min_accept,
                    "report_shown": args.report_shown, "next_edit": args.next_edit},

@@ -21,7 +21,7 @@ import httpx
 
 from ..config import HttpSettings
 from ..errors import BackendError, SpeculationHeld
-from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
+from ..types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt, TokenLogprob
 from . import http as http_util
 
 if TYPE_CHECKING:  # only Infill's own server has a router; a remote backend never loads engine.local
@@ -85,6 +85,8 @@ def completion_body(prompt: Prompt, options: CompletionOptions, use_infill: bool
         body["id_slot"] = options.slot
     if options.speculative:
         body["seed"] = SPECULATIVE_SEED
+    if options.logprobs:
+        body["n_probs"] = 1  # each event's `completion_probabilities` then has the token and its log-probability
     return body
 
 
@@ -153,6 +155,17 @@ def note_progress(stats: GenerationStats | None, event: dict) -> None:
         stats.generated_tokens = event["tokens_predicted"]
     if isinstance(event.get("tokens_evaluated"), int):
         stats.prompt_tokens = event["tokens_evaluated"]
+
+
+def note_logprobs(stats: GenerationStats | None, event: dict) -> None:
+    """The tokens of an event and their log-probabilities (`n_probs`), when it has them and they are well formed."""
+    probs = event.get("completion_probabilities")
+    if stats is None or not isinstance(probs, list):
+        return
+    for item in probs:
+        if isinstance(item, dict) and isinstance(item.get("token"), str) \
+                and isinstance(item.get("logprob"), (int, float)) and not isinstance(item.get("logprob"), bool):
+            stats.add_token(TokenLogprob(item["token"], float(item["logprob"])))
 
 
 def event_text(event: dict, path: str) -> str:
@@ -251,6 +264,8 @@ class LlamaCppCompletion(LlamaCppHttp):
                 async for event in events:
                     last = event.get("stop") is True
                     (fill_stats if last else note_progress)(stats, event)
+                    if options.logprobs:
+                        note_logprobs(stats, event)
                     text = event_text(event, path)
                     if text:
                         yield text
