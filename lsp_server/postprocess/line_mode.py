@@ -33,7 +33,7 @@ from engine.languages import default_table, opens_multiline_string
 from engine.types import StopReason
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import ONLY_CLOSING, indent_width, is_blank, unpaired_tokens
+from lsp_server.postprocess.textutil import ONLY_CLOSING, indent_width, is_blank, open_brackets, unpaired_tokens
 from lsp_server.syntax import multiline_from_indentation, multiline_from_syntax
 
 LineMode = Literal["line", "statement", "block"]
@@ -46,8 +46,6 @@ _CONTINUES = re.compile(r"(?:else|elif|except|finally|catch)\b|}\s*(?:else|catch
 _CASE = re.compile(r"(?:case\b|default\s*:)")
 # A line that continues the expression of the line before (`.iter()`, `?.x`, `&& b`, `+ 1`, `)`).
 _CONTINUES_EXPRESSION = re.compile(r"(?:\?\.|\.[^.]|&&|\|\||[-+]\s|and\b|or\b|[)\]}])")
-# String literals on one line, whose brackets do not count (`"\\033["`).
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
 # A line ending like this is not a finished statement: the next line continues it.
 _OPEN_END = re.compile(r"(?:\\|(?<![-+])[-+]|[&|=,.:]|\band|\bor|\bnot)\s*$")
 
@@ -301,15 +299,6 @@ def _first_line(text: str, line_suffix: str) -> str | None:
     return first or None
 
 
-def _open_brackets(line: str) -> int:
-    """Brackets the line leaves open (negative: closes more than it opens), outside the string literals that open
-    and close on the line (a multi-line string is not understood, which only makes the statement end a line early or
-    late)."""
-    if "\"" in line or "'" in line or "`" in line:
-        line = _STRING.sub("", line)
-    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
-
-
 def _in_block_comment(text: str) -> bool:
     """The text leaves a `/* … */` comment open (string literals are not understood: a `/*` inside one counts)."""
     return text.rfind("/*") > text.rfind("*/")
@@ -351,7 +340,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
     base = widths[first]
     allowed = base  # the deepest indentation a line may have without a new opener
     kept = first + 1
-    depth = _open_brackets(lines[first])
+    depth = open_brackets(lines[first])
     opened = depth > 0 or bool(_OPEN_END.search(lines[first])) or lines[first].rstrip().endswith("{")
     closed = False  # the statement's block was closed (`}`)
     body_below = one_statement and below is not None and _width(below) > base
@@ -377,7 +366,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
         if only_comments and width == base:
             only_comments = _is_comment(line, comment)  # the code the comments introduce is the statement
             previous, header, kept = line, _opens_block(line), index + 1
-            depth = _open_brackets(line)
+            depth = open_brackets(line)
             opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
             continue
         continues = bool(_CONTINUES_EXPRESSION.match(stripped))
@@ -392,7 +381,7 @@ def _structure_end(text: str, line_prefix: str, one_statement: bool, below: str 
             if width == base and not (depth > 0 or sibling or _CONTINUES.match(stripped)):
                 break
         previous = line
-        depth += _open_brackets(line)
+        depth += open_brackets(line)
         opened = depth > 0 or bool(_OPEN_END.search(line)) or line.rstrip().endswith("{")
         header = _opens_block(line)
         if one_statement and width == base and depth <= 0 and ONLY_CLOSING.fullmatch(stripped):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import indent_width, is_blank, near_identical
+from lsp_server.postprocess.textutil import indent_width, is_blank, near_identical, open_brackets
 
 # (shortest period, repetitions): a 3+ character pattern 6 times, or a 10+ character pattern 4 times.
 REPETITION_RULES = ((3, 6), (10, 4))
@@ -111,17 +111,12 @@ def _statement_end(lines: list[str], widths: list[int], start: int) -> int:
     return end
 
 
-#: String literals on one line, whose brackets do not count.
-_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
-
-
 def _depths(lines: list[str]) -> list[int]:
     """For each line, how many brackets the item's lines before it leave open (string literals aside)."""
     depths, depth = [], 0
     for line in lines:
         depths.append(depth)
-        code = _STRING.sub("", line)
-        depth += sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+        depth += open_brackets(line)
     return depths
 
 

@@ -226,3 +226,16 @@ def unpaired_tokens(text: str) -> list[tuple[str, int]]:
 
 
 ONLY_CLOSING = re.compile(r"(?:[)\]}>\"'`;,\s]|/>)*")
+
+
+#: String literals on one line, whose brackets do not count (`"\\033["`).
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'|`(?:\\.|[^`\\])*`")
+
+
+def open_brackets(line: str) -> int:
+    """Brackets the line leaves open (negative: closes more than it opens), outside the string literals that open
+    and close on the line (a multi-line string is not understood, which only makes a statement end a line early or
+    late)."""
+    if "\"" in line or "'" in line or "`" in line:
+        line = _STRING.sub("", line)
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
