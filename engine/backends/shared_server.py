@@ -278,9 +278,6 @@ class SharedServerGate:
         kind, reason, load = await self._verdict(guess=True)
         if reason is None and new > GUESS_NEW_CHARS and self.others_seen():
             kind, reason = "busy", f"its prompt is {new} characters new, and a prefill cannot step aside"
-        return self._count(kind, reason, load)
-
-    def _count(self, kind: str, reason: str | None, load: Load | None) -> str | None:
         if kind == "backoff":
             self.stats.held_backoff += 1
             self.events.append(("held", "backoff"))
