@@ -374,6 +374,18 @@ def _wrapping(a: list[str], b: list[str], op: Op) -> bool:
             and old in _tokens(new) and new.rstrip()[-1:] in (">", "]") and not any(_balanced(new)))
 
 
+#: A call around one argument: `parseFloat(`, `PREFIX(`, `Number.parseInt(`.
+_CALL_AROUND = re.compile(r"([^\W\d][\w$]*(?:\.[^\W\d][\w$]*)*)\(\s*([^\W\d][\w$]*)\s*\)\Z")
+
+
+def _called(old: str, new: str, keywords: frozenset[str]) -> bool:
+    """Whether `new` is the one name `old` wrapped in a call (`version` → `parseFloat(version)`, `gz_error` →
+    `PREFIX(gz_error)`): the name stays, so it anchors itself like a rename, and its next use is where the call goes."""
+    found = _CALL_AROUND.match(new)
+    return found is not None and found.group(2) == old and _is_name(old) and old not in keywords \
+        and found.group(1) not in keywords
+
+
 #: Keywords that declare the name before a `<`: its type parameters (`type X<T>`) are no type arguments.
 _DECLARES = re.compile(r"\b(?:type|interface|class|function|def)\s+[\w$]+\s*\Z")
 
@@ -435,6 +447,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         elif _wrapping(a, b, union):
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
             return dataclasses.replace(_made(found, a, b, ops, old, new, language), name=False, wrapped=True)
+        elif _called(joined, "".join(b[union[3]:union[4]]), keywords):
+            # `version` → `parseFloat(version)`, `gz_error` → `PREFIX(gz_error)`: the name's next use gets the call
+            found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)
@@ -683,7 +698,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
     # A renamed code name is renamed in the comments that mention it too.
-    mentioned = sub.name and sub.region == CODE and _code_name(sub.old)
+    # `query` → `copy(query)`: a call put around a name goes around its uses in code, never around a parameter
+    # being declared, nor into a comment
+    called = _called(sub.old, sub.new, KEYWORDS)
+    mentioned = sub.name and sub.region == CODE and _code_name(sub.old) and not called
     # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
     typed = _typed_mention(sub)
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
@@ -693,8 +711,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
     literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
-        if wraps and text[end:end + 1] in (".", "[", "("):
-            continue
+        if wraps and text[end:end + 1] in (".", "[", "(") and text[end:end + 1] != sub.around[1]:
+            continue  # ... unless the edited one went on the same way (`functable.adler32(` → `CALL(adler32)(`)
         if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
         if not sub.new and sub.old.endswith(".") \
@@ -713,7 +731,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
-        if sub.call and not (sub.name and _is_name(sub.new)) and _bracket_kind(text, start) == "parameters":
+        if (sub.call and not (sub.name and _is_name(sub.new)) or called) \
+                and _bracket_kind(text, start) == "parameters":
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored:
             kind = lexed.kind_at(start)
@@ -1057,9 +1076,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _same_line_first(text, ahead, sub)
     after = ahead[0] if ahead else None
     if after is None:
-        if not sub.name or _appended(sub) or sub.region != CODE or len(sub.old) == 1 or not candidates:
+        if not sub.name or _appended(sub) or _called(sub.old, sub.new, KEYWORDS) or sub.region != CODE \
+                or len(sub.old) == 1 or not candidates:
             # a changed literal or argument is repeated where the user goes next, not back up; so is text appended
-            # after a word (`identifier` → `identifier. Defaults to ...`): the word is its anchor, not renamed; and
+            # after a word (`identifier` → `identifier. Defaults to ...`) or a call put around it (`f(x)`): the word
+            # is its anchor, not renamed; and
             # a word changed in prose, where no use above must follow (`a` → `an` in one sentence)
             return None
         after = candidates[0]  # a rename: every use must follow, the ones above too (in code)

@@ -735,3 +735,30 @@ def test_a_line_rewritten_into_more_lines_in_one_span_is_rewritten_where_it_recu
     text = new + "    x()\n" + old
     edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
     assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n") and edit.text == new.rstrip("\n")
+
+
+def test_a_name_wrapped_in_a_call_gets_the_call_at_its_next_use():
+    old, new = "      return parseFloat(v) < version\n", "      return parseFloat(v) < parseFloat(version)\n"
+    text = new + "    }\n    return parseFloat(v) <= version\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("version", "parseFloat(version)")
+    old, new = "    gz_error(state, Z_OK, NULL);\n", "    PREFIX(gz_error)(state, Z_OK, NULL);\n"
+    text = new + "    x = 1;\n    gz_error(state, Z_OK, NULL);\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("gz_error", "PREFIX(gz_error)")
+    # never around a parameter being declared, never back above the cursor (the name stays: no rename)
+    old, new = "    ...query,\n", "    ...copyClauseArrays(query),\n"
+    text = new + "}\nfunction first(query: QueryIR) {\n  return 1\n}\n"
+    assert propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript") is None
+    assert propagate(EditEvent("a.ts", 2, old, new), "  f(query)\n  g()\n" + new, 12, "typescript") is None
+
+
+def test_a_wrapped_operand_that_goes_on_as_the_edited_one_did_is_wrapped_too():
+    old = "    (flags ? PREFIX(crc32)(check, len) : functable.adler32(check, len))\n"
+    new = "    (flags ? PREFIX(crc32)(check, len) : FUNCTABLE_CALL(adler32)(check, len))\n"
+    text = new + "#  define UPDATE(check, len) functable.adler32(check, len)\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("functable.adler32",
+                                                                          "FUNCTABLE_CALL(adler32)")
+    # `typeof x` → `_typeof(x)` still wraps no operand that goes on otherwise (`typeof x.y`)
+    assert _next("a = typeof x\n", "a = _typeof(x)\n", "b = typeof x.y\n", language="javascript") is None
