@@ -982,7 +982,7 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
                 region = lexed.kind_at(edit_at)
         if region is not None and region != each.region:
             each = dataclasses.replace(each, region=region)
-        edit = _repeated(each, text, cursor, language, lexed)
+        edit = _repeated(each, text, cursor, language, lexed, history_event)
         if edit is not None:
             return edit
     return None
@@ -1045,7 +1045,21 @@ def _appended(sub: Substitution) -> bool:
     return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
 
 
-def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed) -> TextEdit | None:
+def _words(text: str, word: str) -> int:
+    """How many times `word` stands in `text` as a whole word."""
+    return len(re.findall(r"(?<![\w$])" + re.escape(word) + r"(?![\w$])", text))
+
+
+def _existed(sub: Substitution, text: str, event: EditEvent | None) -> bool:
+    """Whether the new name of `sub` stood in `text` before `event` made it: then the edit chose another existing
+    name at its place (`-> RenderableType` → `-> Blank`, `_append` → `_insert`), no declaration was renamed."""
+    if event is None or not _is_name(sub.new):
+        return False
+    return _words(text, sub.new) - _words(event.new, sub.new) + _words(event.old, sub.new) > 0
+
+
+def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
+              event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if not spans:
         return None
@@ -1077,10 +1091,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or _called(sub.old, sub.new, KEYWORDS) or sub.region != CODE \
-                or len(sub.old) == 1 or not candidates:
+                or len(sub.old) == 1 or not candidates or _existed(sub, text, event):
             # a changed literal or argument is repeated where the user goes next, not back up; so is text appended
             # after a word (`identifier` → `identifier. Defaults to ...`) or a call put around it (`f(x)`): the word
-            # is its anchor, not renamed; and
+            # is its anchor, not renamed; nor a name replaced by one that already stood in the file (no
+            # declaration renamed, so no use above must follow); and
             # a word changed in prose, where no use above must follow (`a` → `an` in one sentence)
             return None
         after = candidates[0]  # a rename: every use must follow, the ones above too (in code)

@@ -762,3 +762,16 @@ def test_a_wrapped_operand_that_goes_on_as_the_edited_one_did_is_wrapped_too():
                                                                           "FUNCTABLE_CALL(adler32)")
     # `typeof x` → `_typeof(x)` still wraps no operand that goes on otherwise (`typeof x.y`)
     assert _next("a = typeof x\n", "a = _typeof(x)\n", "b = typeof x.y\n", language="javascript") is None
+
+
+def test_a_name_replaced_by_one_that_already_stood_in_the_file_is_no_rename_that_wraps_above():
+    # `-> RenderableType` → `-> Blank` where `Blank` is the file's own class: that place's type, nothing renamed
+    text = "class Blank: ...\ndef render(self) -> RenderableType:\n    pass\ndef r(self) -> Blank:\n    pass\n"
+    cursor = text.index("def r(")
+    event = EditEvent("a.py", 3, "def r(self) -> RenderableType:\n", "def r(self) -> Blank:\n")
+    assert propagate(event, text, cursor, "python") is None
+    # a fresh name (a declaration renamed) still wraps to the uses above
+    text = "def render(self) -> RenderableType:\n    pass\ndef r(self) -> Shown:\n    pass\n"
+    edit = propagate(EditEvent("a.py", 2, "def r(self) -> RenderableType:\n", "def r(self) -> Shown:\n"), text,
+                     text.index("def r("), "python")
+    assert edit is not None and text[edit.start:edit.end] == "RenderableType" and edit.start < text.index("def r(")
