@@ -278,6 +278,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             if not core_old or not core_new:  # anchored by the punctuation left before the end: `self)` → `self):`
                 return (left, right, True) if at_end else None
             return left, right, False
+        anchors = [t for t in a[i1 - left:i2 + right] if _is_name(t)]
+        if (not core_old or not core_new) and any(t in keywords for t in anchors) \
+                and all(t in keywords or t in COMMON_NAMES for t in anchors):
+            # `const uint8_t` → `const BROTLI_MODEL("small") uint8_t`, `async def` → `def`: a keyword with nothing but
+            # a built-in type beside it stands everywhere, so it anchors nothing (`str | None` still anchors itself)
+            return None
     return left, right, False
 
 

@@ -775,3 +775,15 @@ def test_a_name_replaced_by_one_that_already_stood_in_the_file_is_no_rename_that
     edit = propagate(EditEvent("a.py", 2, "def r(self) -> RenderableType:\n", "def r(self) -> Shown:\n"), text,
                      text.index("def r("), "python")
     assert edit is not None and text[edit.start:edit.end] == "RenderableType" and edit.start < text.index("def r(")
+
+
+def test_an_insertion_beside_only_a_keyword_and_a_built_in_type_anchors_nothing():
+    old, new = "static const uint32_t kBits[128] = {\n", 'static const BROTLI_MODEL("small") uint32_t kBits[128] = {\n'
+    text = new + "void f(void) {\n    const uint32_t code = commands[i] & 0xFF;\n}\n"
+    assert propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c") is None
+    text = "async def test_b() -> None:\n    pass\n"
+    assert propagate(EditEvent("a.py", 0, "async def test_a() -> None:\n", "def test_a() -> None:\n"), text, 0,
+                     "python") is None
+    # built-in types alone still anchor an insertion between them (a type union)
+    assert _next("    id: str | None\n", "    id: str | _Hidden | None\n", "    ids: str | None\n") == (
+        "str | None", "str | _Hidden | None")
