@@ -994,6 +994,9 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     return None
 
 
+#: The fewest distinct names (keywords and `self` / `this` aside) of a single line rewritten where it recurs at another
+#: indentation: a short line recurs in other blocks by chance.
+MIN_DEEPER_NAMES = 4
 #: The fewest names the old lines of a rewrite must hold for their verbatim copies to be rewritten the same way (a
 #: `body,` or a `}` stands everywhere).
 MIN_LINE_NAMES = 2
@@ -1025,17 +1028,23 @@ def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
     indent = old[0][:len(old[0]) - len(old[0].lstrip())]
     newline = "\r\n" if "\r\n" in text else "\n"
     begin = text.find("\n", cursor)
-    at = text.find(bare[0], begin + 1) if begin >= 0 else -1
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        lines = text[start:].split("\n", len(old))[:len(old)]
-        if text[start:at] == indent and [line.strip() for line in lines] == bare:
-            body = newline.join(new)
-            end = start + sum(map(len, lines)) + len(lines) - 1
-            if lines[-1].endswith("\r"):
-                end -= 1
-            return TextEdit(start, end, body)
-        at = text.find(bare[0], at + 1)
+    # the same lines at the same indentation (the same statement at the same depth); a single line also at another
+    # depth, where it stands nowhere at the same (`/** @type {import("eslint").Rule.Node} */` one block deeper), when
+    # it holds enough names of its own not to recur there by chance (`await self.on_connect()` does)
+    own = {t for t in _tokens(bare[0]) if _is_name(t) and t not in KEYWORDS and t not in _RECEIVERS}
+    for anywhere in (False, True) if len(old) == 1 and len(own) >= MIN_DEEPER_NAMES else (False,):
+        at = text.find(bare[0], begin + 1) if begin >= 0 else -1
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            lines = text[start:].split("\n", len(old))[:len(old)]
+            here = text[start:at]
+            if (here == indent or (anywhere and not here.strip())) and [line.strip() for line in lines] == bare:
+                body = newline.join(here + line[len(indent):] if line.startswith(indent) else line for line in new)
+                end = start + sum(map(len, lines)) + len(lines) - 1
+                if lines[-1].endswith("\r"):
+                    end -= 1
+                return TextEdit(start, end, body)
+            at = text.find(bare[0], at + 1)
     return None
 
 

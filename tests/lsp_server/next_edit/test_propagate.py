@@ -787,3 +787,16 @@ def test_an_insertion_beside_only_a_keyword_and_a_built_in_type_anchors_nothing(
     # built-in types alone still anchor an insertion between them (a type union)
     assert _next("    id: str | None\n", "    id: str | _Hidden | None\n", "    ids: str | None\n") == (
         "str | None", "str | _Hidden | None")
+
+
+def test_a_line_rewritten_is_rewritten_where_it_recurs_verbatim_one_block_deeper():
+    old = "                ZSTD_ldm_insertEntry(ldmState, hash, newEntry, *params);\n"
+    new = "                ZSTD_ldm_insertEntry(ldmState, hash, newEntry, params->bucketSizeLog);\n"
+    text = new + "        }\n    }\n            ZSTD_ldm_insertEntry(ldmState, hash, newEntry, *params);\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c")
+    assert edit is not None and text[edit.start:edit.end] == old.rstrip("\n").replace(" " * 16, " " * 12, 1)
+    assert edit.text == new.rstrip("\n").replace(" " * 16, " " * 12, 1)
+    # a short line recurs in other blocks by chance: only at the same depth
+    old, new = "        await self.on_connect()\n", "        await self.on_connect_health(health=health)\n"
+    assert propagate(EditEvent("a.py", 0, old, new), new + "    await self.on_connect()\n", len(new) - 1,
+                     "python") is None
