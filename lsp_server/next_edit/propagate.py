@@ -991,6 +991,25 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         edit = _repeated(each, text, cursor, language, lexed, history_event)
         if edit is not None:
             return edit
+    return _bumped(sub, text, cursor)
+
+
+_ANY_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+\.)(\d+)(?![\w.])")
+
+
+def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
+    """A version bumped in its last number (`'2.13.0'` → `'2.13.1'`) whose old text stands nowhere ahead: the same
+    bump of the next version after the cursor written between the same characters with the same last number
+    (`'2.46.0'` → `'2.46.1'`, a pinned dependency released with it), or None."""
+    old, new = _ANY_VERSION.fullmatch(sub.old), _ANY_VERSION.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1) or old.group(2) == new.group(2):
+        return None
+    if any(start >= cursor for start, _ in _matches(sub, text)):
+        return None  # the version itself stands ahead (in a region or role the edit's rules refused)
+    for found in _ANY_VERSION.finditer(text, cursor):
+        start, end = found.span()
+        if found.group(2) == old.group(2) and (text[start - 1:start], text[end:end + 1]) == sub.around:
+            return TextEdit(found.start(2), end, new.group(2))
     return None
 
 

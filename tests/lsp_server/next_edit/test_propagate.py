@@ -800,3 +800,14 @@ def test_a_line_rewritten_is_rewritten_where_it_recurs_verbatim_one_block_deeper
     old, new = "        await self.on_connect()\n", "        await self.on_connect_health(health=health)\n"
     assert propagate(EditEvent("a.py", 0, old, new), new + "    await self.on_connect()\n", len(new) - 1,
                      "python") is None
+
+
+def test_a_version_bumped_in_its_last_number_bumps_the_next_pinned_version_with_that_number():
+    old, new = "VERSION = '2.13.0'\n", "VERSION = '2.13.1'\n"
+    text = new + "_CORE_VERSION = '2.46.0'\nPY = \"3.9.0\"\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and text[edit.start:edit.end] == "0" and text[:edit.start].endswith("'2.46.")
+    assert edit.text == "1"
+    # another last number, or other quotes, is no release pinned with it
+    assert propagate(EditEvent("a.py", 0, old, new), new + "_CORE = '2.46.3'\nPY = \"3.9.0\"\n", len(new) - 1,
+                     "python") is None
