@@ -254,6 +254,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a module's qualifier taken off a name (`typing.cast` → `cast`, `import('./types.js').Plugin` →
             # `Plugin`): the module's names are imported now, so it comes off its other names too
             return 0, 0, False
+        removed = "".join(core_old)
+        if not core_new and removed.startswith(".") and i1 > 0 and _is_name(a[i1 - 1]) and "\n" not in removed \
+                and not any(_balanced(removed)) and removed.rstrip().endswith(")") and _has_anchor(core_old):
+            # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
+            # the name stands with it, not by the call around it (`on(...)`, then `off(...)`)
+            return 1, 0, False
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)

@@ -811,3 +811,12 @@ def test_a_version_bumped_in_its_last_number_bumps_the_next_pinned_version_with_
     # another last number, or other quotes, is no release pinned with it
     assert propagate(EditEvent("a.py", 0, old, new), new + "_CORE = '2.46.3'\nPY = \"3.9.0\"\n", len(new) - 1,
                      "python") is None
+
+
+def test_a_call_taken_off_a_name_is_taken_off_where_the_name_stands_with_it():
+    old = "    this.editor.on('update', this.handleEditorUpdate.bind(this))\n"
+    new = "    this.editor.on('update', this.handleEditorUpdate)\n"
+    text = new + "  }\n  destroy() {\n    this.editor.off('update', this.handleEditorUpdate.bind(this))\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("handleEditorUpdate.bind(this)",
+                                                                          "handleEditorUpdate")
