@@ -719,7 +719,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
     # whole, so where the name goes on (`typeof x[key]`, `typeof x.y`) the operand is another and ends elsewhere
     # (a bracket only appended, `x.size` → `x.size()`, wraps nothing: `x.size.toFixed` becomes `x.size().toFixed`)
-    wraps = _wraps_last_name(sub.old, sub.new)
+    # ... and so does one that keeps that name but puts text after it (`not text` → `text is None`): `not
+    # text.endswith(x)` negates another operand
+    wraps = _wraps_last_name(sub.old, sub.new) or _name_followed(sub.old, sub.new)
     # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
     literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
@@ -848,6 +850,15 @@ def _wraps_last_name(old: str, new: str) -> bool:
     operand = r"[(\[{<]\s*(?:[\w$]+\s*\.\s*)*" + re.escape(tokens[-1])
     wrapped = re.search(operand + r"\s*[)\]}>]\s*\Z", new)
     return wrapped is not None and not re.search(operand + r"\Z", old)
+
+
+def _name_followed(old: str, new: str) -> bool:
+    """Whether `new` holds the name that ends `old` with more text after it, other than text appended to `old`
+    (`not text` → `text is None`; not `x.size` → `x.size()`)."""
+    tokens, after = _tokens(old), _tokens(new)
+    if not tokens or not _is_name(tokens[-1]) or new.startswith(old) or not after or after[-1] == tokens[-1]:
+        return False
+    return tokens[-1] in after
 
 
 def _positions(part: str, whole: str) -> tuple[int, ...]:

@@ -820,3 +820,13 @@ def test_a_call_taken_off_a_name_is_taken_off_where_the_name_stands_with_it():
     edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("handleEditorUpdate.bind(this)",
                                                                           "handleEditorUpdate")
+
+
+def test_a_name_with_text_put_after_it_is_not_changed_where_it_goes_on_as_another_operand():
+    text = "        if not text:\n            return\n        if text and not text.endswith('\\n'):\n"
+    assert propagate(EditEvent("a.py", 0, "        if not text:\n", "        if text is None:\n"), text, 20,
+                     "python") is None
+    # where it stands as the edited one did, it is changed
+    edit = propagate(EditEvent("a.py", 0, "    if not text:\n", "    if text is None:\n"),
+                     "    if text is None:\n    elif not text:\n", 20, "python")
+    assert edit is not None and edit.text == "text is None"
