@@ -725,6 +725,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
     literal = _quoted(sub.old) and not _quoted(sub.new)
     for start, end in _matches(sub, text):
+        if sub.old[0] == "." and text[start - 1:start] == ".":
+            continue  # `.bindings` (an attribute) is not the end of a spread or range, `...bindings`
         if wraps and text[end:end + 1] in (".", "[", "(") and text[end:end + 1] != sub.around[1]:
             continue  # ... unless the edited one went on the same way (`functable.adler32(` → `CALL(adler32)(`)
         if sub.wrapped and not _type_argument(text, start, end, sub):

@@ -830,3 +830,10 @@ def test_a_name_with_text_put_after_it_is_not_changed_where_it_goes_on_as_anothe
     edit = propagate(EditEvent("a.py", 0, "    if not text:\n", "    if text is None:\n"),
                      "    if text is None:\n    elif not text:\n", 20, "python")
     assert edit is not None and edit.text == "text is None"
+
+
+def test_an_attribute_access_changed_is_not_found_at_the_end_of_a_spread():
+    old, new = "  if (logger.bindings) {\n", "  if (logger[ownBindings]) {\n"
+    text = new + "  return f.apply(this, [...bindings, ...arguments])\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is None or "..." not in text[edit.start - 2:edit.end]
