@@ -524,9 +524,12 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     context = (old[line_start:old_start], old[old_start + len(old_text):line_end if line_end >= 0 else len(old)])
     receiver = _receiver(before) if name and _ends_in_dot(before) else ""
     attribute = _ends_in_dot(before) or (name and _method_at(new, start, start + len(new_text), language))
+    # a name that qualifies another (`dist: importlib_metadata.Distribution`) is a module, not the type: its other
+    # uses are anywhere (`importlib_metadata.distributions()`); a one-letter alias (`t.Mapping`) belongs to its place
+    lead = _lead(a, i1 - left) if name and (after != "." or len(old_text) == 1) else ""
     return Substitution(old_text, new_text, name=name, attribute=attribute, region=region,
-                        receiver=receiver if receiver in _RECEIVERS else "",
-                        at_line_end=at_end, lead=_lead(a, i1 - left) if name else "", offset=start,
+                        receiver=receiver if receiver in _RECEIVERS else "", at_line_end=at_end, lead=lead,
+                        offset=start,
                         around=(new[start - 1:start], after), context=context,
                         spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"), call=_bracket_kind(new, start) == "call")
 
@@ -743,7 +746,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `self.data` renamed: `frame.data` is another class's
         if sub.typed_only and not _type_position(text, start):
             continue
-        if sub.lead and not _lead_at(text, start):  # `x: List` and `-> List` are both type positions
+        if sub.lead and not _lead_at(text, start) and not _type_position(text, start):
+            # `x: List` and `-> List` are both type positions, and so is a union's member (`None | str | Literal`)
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)

@@ -837,3 +837,20 @@ def test_an_attribute_access_changed_is_not_found_at_the_end_of_a_spread():
     text = new + "  return f.apply(this, [...bindings, ...arguments])\n"
     edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
     assert edit is None or "..." not in text[edit.start - 2:edit.end]
+
+
+def test_a_name_in_a_type_position_is_renamed_in_a_union_member_too():
+    old, new = "    ) -> Literal[False]:\n", "    ) -> typing.Literal[False]:\n"
+    text = new + "        proxy_assert_hostname: None | str | Literal[False] = None,\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("Literal", "typing.Literal")
+    # ... but still not where the name is a value
+    assert propagate(EditEvent("a.py", 0, old, new), new + "        x = Literal\n", len(new) - 1, "python") is None
+
+
+def test_a_module_renamed_in_an_annotation_is_renamed_where_it_qualifies_anything():
+    old = "    def __init__(self, dist: importlib_metadata.Distribution) -> None:\n"
+    new = "    def __init__(self, dist: importlib.metadata.Distribution) -> None:\n"
+    text = new + "        for dist in list(importlib_metadata.distributions()):\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("importlib_metadata", "importlib.metadata")
