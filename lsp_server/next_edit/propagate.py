@@ -356,6 +356,22 @@ def _closed(a: list[str], b: list[str], op: Op) -> Op:
     return op
 
 
+def _receiver_call(a: list[str], op: Op) -> Op:
+    """`op` widened to the left over the method call or attribute it is applied to (`toISOString().` before
+    `slice(0, 10)`), so that a method call rewritten is anchored by what it is called on; unchanged when the change
+    follows no `.`."""
+    tag, i1, i2, j1, j2 = op
+    k = i1
+    if k < 2 or a[k - 1] != ".":
+        return op
+    k -= 2
+    if a[k] == ")" and k >= 2 and a[k - 1] == "(":
+        k -= 2
+    if not _is_name(a[k]) or a[k] in KEYWORDS or a[k] in _RECEIVERS:
+        return op  # `self.` anchors nothing: every method is called on it
+    return tag, k, i2, j1 - (i1 - k), j2
+
+
 def _named(a: list[str], b: list[str], op: Op) -> Op:
     """`op` widened to the right, within its line, to the first name after it when it begins with a built-in type and
     holds no other name: a type changed in a declaration is anchored by the declared name (`char *mode` → `ModeID
@@ -449,6 +465,8 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
+        if sum(map(_is_name, a[union[1]:union[2]])) == 1:
+            union = _receiver_call(a, union)  # `.slice(0, 10)` → `.split("T")[0]` after `toISOString()`
         joined = "".join(a[union[1]:union[2]])
         if joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
                 len("".join(joined.split())) >= MIN_PATTERN_CHARS

@@ -854,3 +854,16 @@ def test_a_module_renamed_in_an_annotation_is_renamed_where_it_qualifies_anythin
     text = new + "        for dist in list(importlib_metadata.distributions()):\n"
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("importlib_metadata", "importlib.metadata")
+
+
+def test_a_method_call_rewritten_is_anchored_by_what_it_is_called_on():
+    old = "export const f = (self: D): string => toDate(self).toISOString().slice(0, 10)\n"
+    new = "export const f = (self: D): string => toDate(self).toISOString().split(\"T\")[0]\n"
+    text = new + "export const g = (self: D): string => toDateUtc(self).toISOString().slice(0, 10)\n" \
+        "const h = s.slice(0, 10)\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and text[edit.start:edit.end] == "toISOString().slice(0, 10)"
+    assert edit.text == "toISOString().split(\"T\")[0]"
+    # `self.` anchors nothing
+    old, new = "        await self.on_connect()\n", "        await self.on_connect_check(check=check)\n"
+    assert propagate(EditEvent("a.py", 0, old, new), new + "    self.on_connect()\n", len(new) - 1, "python") is None
