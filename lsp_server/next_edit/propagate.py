@@ -1020,6 +1020,10 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None
+    # the same change made in the edit before: the user's own renaming goes on, so the new name's other places are
+    # the user's, not names the file already had (see `_existed`)
+    before = substitution(previous.old, previous.new, language) if previous is not None else None
+    event = None if before is not None and (before.old, before.new) == (sub.old, sub.new) else history_event
     for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue
@@ -1029,7 +1033,7 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
                 region = lexed.kind_at(edit_at)
         if region is not None and region != each.region:
             each = dataclasses.replace(each, region=region)
-        edit = _repeated(each, text, cursor, language, lexed, history_event)
+        edit = _repeated(each, text, cursor, language, lexed, event)
         if edit is not None:
             return edit
     return _bumped(sub, text, cursor)

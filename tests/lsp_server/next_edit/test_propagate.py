@@ -867,3 +867,12 @@ def test_a_method_call_rewritten_is_anchored_by_what_it_is_called_on():
     # `self.` anchors nothing
     old, new = "        await self.on_connect()\n", "        await self.on_connect_check(check=check)\n"
     assert propagate(EditEvent("a.py", 0, old, new), new + "    self.on_connect()\n", len(new) - 1, "python") is None
+
+
+def test_a_rename_the_user_goes_on_making_still_wraps_to_the_uses_above():
+    # the declaration renamed first, then a use: the new name stands twice, by the user's own edits
+    text = "print(count)\ndef total():\n    pass\nx = total()\n"
+    first = EditEvent("a.py", 1, "def count():\n", "def total():\n")
+    second = EditEvent("a.py", 3, "x = count()\n", "x = total()\n")
+    edit = propagate(second, text, len(text) - 1, "python", previous=first)
+    assert edit is not None and text[edit.start:edit.end] == "count" and edit.start < 10
