@@ -104,6 +104,14 @@ class _Doc:
     last_view: int | None = None
 
 
+def after_cursor(suffix: str, lines: int) -> str:
+    """The first `lines` lines after the cursor's line, for a prefix-only model's "after the cursor" block ("" when
+    they are blank). The rest of the cursor's own line is left out: it changes with every keystroke there, and the
+    block sits at the top of the prompt, where a change costs the whole prompt's prefill."""
+    text = "\n".join(suffix.split("\n")[1:lines + 1]).rstrip()
+    return text if text.strip() else ""
+
+
 class WorkspaceContext:
     def __init__(self, settings: ContextSettings, documents: DocumentLookup, exclude: tuple[str, ...] = ()) -> None:
         self.settings = settings
@@ -560,8 +568,8 @@ class WorkspaceContext:
         keep = max(1, s.max_snippets - SIMILAR_SNIPPETS) if len(definitions) < len(ranked) else len(definitions)
         ranked = definitions[:keep] + [c for c in ranked if c.source != "definition"] + definitions[keep:]
         if prefix_only and s.next_lines > 0:  # the code after the cursor, as a labelled block
-            next_text = "\n".join(cursor.suffix.split("\n")[1:s.next_lines + 1]).rstrip()
-            if next_text.strip():
+            next_text = after_cursor(cursor.suffix, s.next_lines)
+            if next_text:
                 ranked.insert(0, Candidate("next", key, f"{self._label(key)} (after the cursor)", -1, -1,
                                            next_text, math.inf))
         fitted = await budget_mod.fit(ranked, lambda c: c.text, s.budget_tokens, self.counter, s.max_snippets)

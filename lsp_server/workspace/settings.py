@@ -38,7 +38,9 @@ class ContextSettings:
     #: Re-rank the best candidates with the configured embedding backend (only when `embedding` is configured).
     embedding_rerank: bool = True
     #: Prefix-only models never see the code after the cursor; >0 shows that many lines of it as a labelled block.
-    next_lines: int = 0
+    #: On by default since the real-code benchmark (the cursor where editor users have it) and the accepting-user
+    #: replay measured it helping there: the model uses the names the code below already uses (docs/context.md).
+    next_lines: int = 15
     # --- bounds ------------------------------------------------------------------------------------------------
     #: A window (the unit of retrieval) is this many lines.
     window_lines: int = 20

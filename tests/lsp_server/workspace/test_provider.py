@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lsp_server.workspace import ContextSettings
-from lsp_server.workspace.provider import CursorInfo, WorkspaceContext
+from lsp_server.workspace.provider import CursorInfo, WorkspaceContext, after_cursor
 from lsp_server.workspace.lsp import folders_from_initialize, on_did_yank
 
 from tests.lsp_server.context_doubles import Doc
@@ -151,6 +151,21 @@ async def test_next_lines_block_only_for_prefix_only_models(tmp_path):
     assert selection.sources[-1] == "next"
     assert selection.snippets[-1].text == "after_line_one()\nafter_line_two()"
     assert "next" not in (await ws.select(cur, prompt_lines=(0, 2), prefix_only=False)).sources
+
+
+def test_after_cursor_takes_whole_lines_below_the_cursors_line():
+    suffix = "rest(of_line)\nfirst()\n    second()\nthird()\n"
+    assert after_cursor(suffix, 2) == "first()\n    second()"
+    assert after_cursor(suffix, 15) == "first()\n    second()\nthird()"
+    assert after_cursor("rest\n\n  \n", 15) == "" and after_cursor("only the rest of the line", 15) == ""
+
+
+async def test_prefix_only_models_get_the_block_by_default(tmp_path):
+    ws, docs = await make(tmp_path, ContextSettings(workspace_files=False, definitions=False))
+    uri = open_main(ws, docs, tmp_path, "x = 1\n\nafter_line_one()\n")
+    cur = CursorInfo(uri, "x = 1\n", "\nafter_line_one()\n", 1, "python")
+    selection = await select(ws, cur, prefix_only=True)
+    assert selection.sources[-1] == "next" and selection.snippets[-1].text == "after_line_one()"
 
 
 async def test_budget_limits_the_snippets(tmp_path):

@@ -23,6 +23,19 @@ async def test_a_lone_file_gets_exactly_the_same_request_so_in_file_quality_cann
     assert await attach(ws, REQUEST, "file:///w/a.py", 1, Generation(PromptTemplate.from_setting(None))) is REQUEST
 
 
+async def test_a_lone_file_with_code_below_gets_only_the_after_the_cursor_block_and_only_for_a_prefix_only_model():
+    request = CompletionRequest(prefix="def add(a, b):\n    total = ", suffix="\n    return total\n",
+                                language="python")
+    docs = {"file:///w/a.py": Doc(request.prefix + request.suffix)}
+    ws = WorkspaceContext(ContextSettings(), docs)
+    ws.opened("file:///w/a.py")
+    fim = Generation(PromptTemplate.from_setting("codegemma"))
+    assert await attach(ws, request, "file:///w/a.py", 1, fim) is request  # a FIM model sees the suffix itself
+    attached = await attach(ws, request, "file:///w/a.py", 1, Generation(PromptTemplate.from_setting(None)))
+    assert [(s.filename, s.text) for s in attached.context] == [("a.py (after the cursor)", "    return total")]
+    assert (attached.prefix, attached.suffix) == (request.prefix, request.suffix)
+
+
 async def test_context_turned_off_or_failing_leaves_the_request_alone():
     docs = {"file:///w/a.py": Doc(REQUEST.prefix), "file:///w/b.py": Doc("def add(a, b):\n    return a + b\n")}
     off = WorkspaceContext(ContextSettings(enabled=False), docs)
