@@ -145,7 +145,8 @@ class Pipeline:
                        generated_tokens_source="tokenize")
 
     async def raw(self, task: Task) -> Generation:
-        request = CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language)
+        request = CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language,
+                                    context=task.context, relative_path=task.relative_path)
         options = CompletionOptions(max_decoding_tokens=self.max_tokens, sampling_temperature=0.0, seed=SEED,
                                     mode="next_edit_suggestion", logprobs=self.logprobs)
         started = time.perf_counter()

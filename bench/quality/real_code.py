@@ -52,6 +52,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from engine.prompt import healing_split
+from engine.types import ContextSnippet
+from lsp_server.workspace.provider import after_cursor
+from lsp_server.workspace.settings import ContextSettings
 
 from ..common.packages import Packages, fetch_packages
 from ..common.paths import REPO_ROOT, RESULTS_DIR
@@ -102,9 +105,21 @@ class RealTask:
     def task_id(self) -> str:
         return f"{self.path}:{self.line}:{self.kind}:{self.position}:{len(self.prefix)}"
 
-    def as_quality_task(self) -> QualityTask:
+    @property
+    def label(self) -> str:
+        """The file's path inside its package (`rich/text.py`), as the server labels a workspace file."""
+        parts = Path(self.path).parts
+        inside = parts[parts.index("src") + 2:] if "src" in parts[:-2] else parts[-1:]
+        return "/".join(inside)
+
+    def as_quality_task(self, next_lines: int = 0) -> QualityTask:
+        """With `next_lines`, the request carries the "after the cursor" block the server adds for a prefix-only
+        model (lsp_server/workspace `next_lines`), so that the raw text is the one an editor user gets."""
+        below = after_cursor(self.suffix, next_lines) if next_lines > 0 else ""
+        context = (ContextSnippet(f"{self.label} (after the cursor)", below),) if below else ()
         return QualityTask(suite="real-code", task_id=self.task_id, language=self.language, prefix=self.prefix,
-                           suffix=self.suffix, reference=self.middle)
+                           suffix=self.suffix, reference=self.middle, context=context,
+                           relative_path=self.label if context else None)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -283,7 +298,8 @@ async def grammar_generation(pipeline: Any, task: QualityTask, removed: str) -> 
     from engine.types import CompletionRequest
 
     generation = pipeline.engine.generation
-    run = await generation._start(CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language),
+    run = await generation._start(CompletionRequest(prefix=task.prefix, suffix=task.suffix, language=task.language,
+                                                    context=task.context, relative_path=task.relative_path),
                                   heal=True)
     body = {"prompt": (run.sent or run.prompt).text, "n_predict": pipeline.max_tokens, "temperature": 0.0,
             "seed": 42, "cache_prompt": True, "grammar": GRAMMAR.format(literal=json.dumps(removed))}
@@ -302,7 +318,7 @@ async def grammar_generation(pipeline: Any, task: QualityTask, removed: str) -> 
 
 async def generate(tasks: Sequence[RealTask], pipeline: Any, progress: bool = True, grammar: bool = False,
                    live_ours: bool = False, time_budget: float | None = None,
-                   partial: Path | None = None) -> list[dict[str, Any]]:
+                   partial: Path | None = None, next_lines: int = 0) -> list[dict[str, Any]]:
     """The model's raw answers (and the healed prompt's where the prompt ends mid-token; the grammar's with
     `grammar`). "ours" comes from `replay_rows` over them unless `live_ours` asks the pipeline itself too.
 
@@ -315,7 +331,7 @@ async def generate(tasks: Sequence[RealTask], pipeline: Any, progress: bool = Tr
         if time_budget is not None and time.monotonic() - started > time_budget:
             print(f"  time budget spent: {len(rows)} of {len(tasks)} tasks", file=sys.stderr, flush=True)
             break
-        quality_task = task.as_quality_task()
+        quality_task = task.as_quality_task(next_lines)
         raw = await pipeline.raw(quality_task)
         row: dict[str, Any] = {**asdict(task), "task_id": task.task_id, "raw": raw.to_json()}
         if live_ours:
@@ -464,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-prefix-tokens", type=int,
                         help="prompt budget before the cursor (default: the server's, 1024); smaller prompts cost "
                              "less prefill on a loaded machine, the same for raw, ours and the oracle")
+    parser.add_argument("--next-lines", type=int, default=ContextSettings().next_lines,
+                        help="lines after the cursor shown to a prefix-only model as a labelled block, as the server's "
+                             "workspace context does (default: the server's, %(default)s; 0: none)")
     parser.add_argument("--resume", type=Path, nargs="+",
                         help="result files of an earlier run with the same settings: their tasks are not asked again")
     parser.add_argument("--confidence-floor", type=_floor, default=SERVER_DEFAULT,
@@ -524,14 +543,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         await pipeline.start()
         partial = args.output.with_suffix(".partial.json") if args.output else None
+        # the server adds the block for prefix-only models only (a FIM model sees the suffix itself)
+        next_lines = args.next_lines if pipeline.engine.generation.template.prefix_only else 0
         rows = await generate(tasks, pipeline, progress=not args.quiet, grammar=args.grammar,
-                              live_ours=args.live_ours, time_budget=args.time_budget, partial=partial)
+                              live_ours=args.live_ours, time_budget=args.time_budget, partial=partial,
+                              next_lines=next_lines)
     finally:
         await pipeline.close()
     rows = await replay_rows(done + rows, "strip")  # ours: the pipeline over each generation
     return {"benchmark": "real_code", "split": args.split, "smoke": args.smoke, "seed": args.seed,
             "model": model or "default (Gemma 3 270M)", "max_tokens": pipeline.max_tokens,
-            "max_prefix_tokens": config.completion.max_prefix_tokens,
+            "max_prefix_tokens": config.completion.max_prefix_tokens, "next_lines": next_lines,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "generation_seconds": round(time.monotonic() - started, 1), "rows": rows}
 
@@ -544,7 +566,12 @@ def finish(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.next_lines < 0:
+        parser.error("--next-lines must not be negative")
+    if args.live_ours and args.next_lines:
+        parser.error("--live-ours asks the pipeline without workspace context: use it with --next-lines 0")
     if args.fetch:
         fetch_packages(sim.PACKAGES, SPLITS["tune"])
         fetch_packages(HELDOUT_PACKAGES, SPLITS["heldout"])

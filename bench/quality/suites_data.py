@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from engine.types import ContextSnippet
+
 from ..common.paths import REPO_ROOT
 
 #: Where the coordinator copied the data sets; `--data-dir` overrides it.
@@ -47,6 +49,10 @@ class Task:
     reference: str
     #: The HumanEval problem record, for execution-based scoring; None for exact-match suites.
     problem: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: Snippets the server's workspace context would add (the real-code suite's "after the cursor" block), and the
+    #: file's workspace-relative label that goes with them; the data-set suites have none.
+    context: tuple[ContextSnippet, ...] = field(default=(), compare=False, repr=False)
+    relative_path: str | None = None
 
     @property
     def executable(self) -> bool:

@@ -55,6 +55,21 @@ def test_scores_and_summary():
     assert summary["model's first line: wrong, kind/statements"]["tasks"] == 1
 
 
+def test_tasks_carry_the_block_the_server_shows_a_prefix_only_model():
+    task = rc.RealTask(language="python", kind="line", position="indent",
+                       path="/r/corpus/src/rich-13.9.4-py3-none-any.whl/rich/text.py", line=3,
+                       prefix="def f(x):\n    ", middle="y = x", suffix="\n    return y * 2\n\n\nprint(f(2))\n")
+    assert task.label == "rich/text.py"
+    quality = task.as_quality_task(3)
+    assert quality.context[0].filename == "rich/text.py (after the cursor)"
+    assert quality.context[0].text == "    return y * 2"  # the lines below the cursor's line, not the rest of it
+    assert quality.relative_path == "rich/text.py"
+    assert task.as_quality_task(0).context == () and task.as_quality_task(0).relative_path is None
+    blank_below = rc.RealTask(**{**task.__dict__, "suffix": "\n\n   \n"})
+    assert blank_below.as_quality_task(15).context == ()
+    assert rc.build_parser().parse_args([]).next_lines == rc.ContextSettings().next_lines
+
+
 @needs_grammars
 def test_replay_runs_todays_pipeline_over_recorded_texts(tmp_path):
     document_prefix = "def area(w, h):\n    return "
@@ -99,6 +114,7 @@ def test_smoke_run_with_the_tiny_model(llama_server_binary: str, tiny_model: Pat
     args = rc.build_parser().parse_args(["--smoke", "--model", str(tiny_model), "--binary", llama_server_binary,
                                          "--language", "python", "--quiet"])
     report = rc.finish(asyncio.run(rc.run(args)))
+    assert report["next_lines"] == 0  # the tiny model is a FIM model: it sees the suffix, the server adds no block
     assert report["rows"] and report["summary"]["all"]["tasks"] == len(report["rows"])
     for row in report["rows"]:
         assert row["raw"]["stop_reason"] in ("token_limit", "end_of_stream")
