@@ -109,8 +109,8 @@ class RealTask:
     def label(self) -> str:
         """The file's path inside its package (`rich/text.py`), as the server labels a workspace file."""
         parts = Path(self.path).parts
-        inside = parts[parts.index("src") + 2:] if "src" in parts[:-2] else parts[-1:]
-        return "/".join(inside)
+        roots = [i for i in range(len(parts) - 3) if parts[i].startswith("corpus") and parts[i + 1] == "src"]
+        return "/".join(parts[roots[-1] + 3:] if roots else parts[-1:])  # corpus*/src/<archive>/<inside>
 
     def as_quality_task(self, next_lines: int = 0) -> QualityTask:
         """With `next_lines`, the request carries the "after the cursor" block the server adds for a prefix-only

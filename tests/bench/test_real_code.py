@@ -60,6 +60,9 @@ def test_tasks_carry_the_block_the_server_shows_a_prefix_only_model():
                        path="/r/corpus/src/rich-13.9.4-py3-none-any.whl/rich/text.py", line=3,
                        prefix="def f(x):\n    ", middle="y = x", suffix="\n    return y * 2\n\n\nprint(f(2))\n")
     assert task.label == "rich/text.py"
+    elsewhere = rc.RealTask(**{**task.__dict__, "path": "/home/me/src/infill/bench/results/corpus-heldout/src/"
+                                                       "query-core-5.0.0.tgz/package/src/query.ts"})
+    assert elsewhere.label == "package/src/query.ts"
     quality = task.as_quality_task(3)
     assert quality.context[0].filename == "rich/text.py (after the cursor)"
     assert quality.context[0].text == "    return y * 2"  # the lines below the cursor's line, not the rest of it
