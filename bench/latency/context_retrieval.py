@@ -43,7 +43,8 @@ async def run(files: int, requests: int, ranking: str, folder: str) -> dict:
     gc.collect()
     tracemalloc.start()
     baseline = tracemalloc.get_traced_memory()[0]
-    ws = WorkspaceContext(ContextSettings(max_files=files, ranking=ranking), docs)
+    # retrieval alone: the "after the cursor" block (next_lines, on by default) is a copy, not a search
+    ws = WorkspaceContext(ContextSettings(max_files=files, ranking=ranking, next_lines=0), docs)
     started = time.perf_counter()
     ws.set_folders([folder])
     await ws.wait_scanned()

@@ -79,7 +79,8 @@ async def retrieval(tasks: list[CrossTask], ranking: str) -> dict[str, Any]:
     from lsp_server.workspace.provider import CursorInfo
     from lsp_server.workspace.requests import prompt_lines
 
-    spaces = Workspaces(ContextSettings(ranking=ranking))
+    # other files only: the "after the cursor" block (next_lines) is no retrieval and would take a snippet's room
+    spaces = Workspaces(ContextSettings(ranking=ranking, next_lines=0))
     hits, times, cpu, counts = 0, [], [], []
     by_language: dict[str, list[int]] = {}
     for task in tasks:
@@ -252,7 +253,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         conditions = [c for c in args.conditions.split(",") if c]
         for lang in languages:
             for condition in conditions:
-                settings = ContextSettings(ranking=condition if condition != "none" else "bm25")
+                # cross-file context alone, as its figures were measured (`--in-file` measures the block)
+                settings = ContextSettings(ranking=condition if condition != "none" else "bm25", next_lines=0)
                 rows += await cross_file(runner, tasks[lang], condition, settings, args.rows_out)
                 print(f"{lang} {condition}: done", flush=True)
         report["cross_file"] = summary(rows, "condition")
