@@ -11,12 +11,10 @@ from __future__ import annotations
 import re
 
 from lsp_server.postprocess.context import PostprocessContext
-from lsp_server.postprocess.textutil import indent_width, is_blank
+from lsp_server.postprocess.textutil import LEADING_CLOSERS, indent_width, is_blank
 
 #: A line that opens a body: `:` at its end (Python), `{` (brace languages), `do`/`then` (Ruby, Lua, shell).
 _HEADER = re.compile(r"(?::|\{|\bdo|\bthen)\s*$")
-#: The closers a reopening line starts with (`} else {`, `} catch (e) {`).
-_LEADING_CLOSERS = re.compile(r"^\s*[)\]}]+")
 
 
 def _opens_body(line: str) -> bool:
@@ -37,7 +35,7 @@ def drop_dangling_end(item: str, ctx: PostprocessContext) -> str | None:
         width = indent_width(last)
         if not _opens_body(last) or (below is not None and indent_width(below) > width):
             break
-        closers = _LEADING_CLOSERS.match(last)
+        closers = LEADING_CLOSERS.match(last)
         if closers:
             lines[-1] = closers.group(0)
             break

@@ -33,6 +33,7 @@ from engine.languages import default_table, opens_multiline_string
 
 from lsp_server.postprocess.context import PostprocessContext
 from lsp_server.postprocess.replace_range import replace_range_end
+from lsp_server.postprocess.textutil import LEADING_CLOSERS, indent_width
 from lsp_server.syntax import extra_defaults, parser_for
 
 log = logging.getLogger(__name__)
@@ -80,15 +81,10 @@ def _problems_from(tree: Any, low: int) -> int:
     return _error_nodes(tree, lambda node: node.start_byte >= low)
 
 
-#: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
+#: What a line that closes a construct starts with: it starts no code of its own.
 _CLOSERS = (")", "]", "}", "end")
-#: The closers a line starts with (`}` of `} else {`): a cut before that line may keep them.
-_LEADING_CLOSERS = re.compile(r"[ \t]*[)\]}]+")
+#: A line that starts inside a comment or a string rather than at code (`* text`, `// text`, a docstring's prose).
 _NOT_CODE_START = re.compile(r"\s*(?:[*#]|//|/\*|--|\"\"\"|\'\'\'|$)")
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 def _starts_code(line: str) -> bool:
@@ -104,7 +100,7 @@ def _head_lines(lines: list[str]) -> list[str]:
     for index in range(window, len(lines) - 1):
         if not _starts_code(lines[index]):
             continue
-        indent = _indent(lines[index])
+        indent = indent_width(lines[index])
         if width is None or indent < width:
             best, width = index, indent
             if indent == 0:
@@ -115,9 +111,9 @@ def _head_lines(lines: list[str]) -> list[str]:
         if level == 0:
             break
         line = lines[index]
-        if _starts_code(line) and _indent(line) < level:
+        if _starts_code(line) and indent_width(line) < level:
             headers.append(line)
-            level = _indent(line)
+            level = indent_width(line)
     return headers[::-1] + lines[best:]
 
 
@@ -127,8 +123,8 @@ def _tail_lines(lines: list[str]) -> list[str]:
     lines = lines[:LINES_AFTER + 1]
     end, width = len(lines), None
     for index in range(LINES_LOOKED_AT + 1, len(lines)):
-        if _starts_code(lines[index]) and (width is None or _indent(lines[index]) <= width):
-            end, width = index, _indent(lines[index])
+        if _starts_code(lines[index]) and (width is None or indent_width(lines[index]) <= width):
+            end, width = index, indent_width(lines[index])
     return lines[:end]
 
 
@@ -235,7 +231,7 @@ def cut_parse_errors(item: str, ctx: PostprocessContext, clock: Callable[[], flo
             candidate = "\n".join(lines[:keep])
             if not candidate.strip():
                 continue
-            closers = _LEADING_CLOSERS.match(lines[keep])
+            closers = LEADING_CLOSERS.match(lines[keep])
             if closers and lines[keep].strip() != closers.group(0).strip():
                 closed = candidate + "\n" + closers.group(0)
                 if clean(closed):

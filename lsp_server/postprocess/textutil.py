@@ -226,6 +226,9 @@ def unpaired_tokens(text: str) -> list[tuple[str, int]]:
 
 
 ONLY_CLOSING = re.compile(r"(?:[)\]}>\"'`;,\s]|/>)*")
+#: The closers a line starts with (`}` of `} else {`, `})` of `}) => {`), with the indentation before them: a cut
+#: before such a line, or of a header that reopens a block, keeps them so that the block stays closed.
+LEADING_CLOSERS = re.compile(r"[ \t]*[)\]}]+")
 
 
 #: String literals on one line, whose brackets do not count (`"\\033["`).
