@@ -270,7 +270,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
-            return None
+            # ... or, for a built-in type that begins a declaration (`int size;` → `unsigned long long size;`),
+            # by the name it declares
+            declared = _declared(a, i2) if distinct and len(core_old) == 1 and core_old[0] not in LITERALS \
+                and not _has_anchor(a[i1 - left:i1]) else None
+            return (0, declared, False) if declared else None
         left += 1
     right = 0
     if not core_old or not core_new or not any(_WORDY.match(t) for t in core_old + core_new):
@@ -308,6 +312,20 @@ def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] |
             return None
         if _is_name(a[j]):
             return i1 - (k - 1), right, False
+    return None
+
+
+def _declared(a: list[str], i: int) -> int | None:
+    """How many tokens from `i` on reach the name a declaration's type declares (`size` in `int size;`, `*name`),
+    when only blanks and `*` come before it on the line; None otherwise."""
+    for right in range(1, _WIDEN + 1):
+        j = i + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]):
+            return right if a[j] not in KEYWORDS and a[j] not in COMMON_NAMES else None
+        if not (a[j].isspace() or a[j] == "*"):
+            return None
     return None
 
 

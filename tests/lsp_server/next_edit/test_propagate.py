@@ -876,3 +876,13 @@ def test_a_rename_the_user_goes_on_making_still_wraps_to_the_uses_above():
     second = EditEvent("a.py", 3, "x = count()\n", "x = total()\n")
     edit = propagate(second, text, len(text) - 1, "python", previous=first)
     assert edit is not None and text[edit.start:edit.end] == "count" and edit.start < 10
+
+
+def test_a_built_in_type_that_begins_a_declaration_is_anchored_by_the_declared_name():
+    old, new = "    int size;\n", "    unsigned long long size;\n"
+    text = new + "    int n;\n    x = size;\n    int size;\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("int size", "unsigned long long size")
+    assert text[:edit.start].endswith("x = size;\n    ")
+    # a literal has no declared name
+    assert substitution("    None = x\n", "    1 = x\n", "python") is None
