@@ -100,6 +100,9 @@ class Substitution:
     near: bool = False
     #: The hunk renamed the name both bare and as an attribute (`Crypto.Crypto` → `Digest.Digest`): either role.
     both_roles: bool = False
+    #: Found only in the brackets of a call of this function (or after this word): a call's argument removed or
+    #: appended, anchored by the function and the argument rather than by the whole call.
+    callee: str = ""
 
 
 def _tokens(text: str) -> list[str]:
@@ -519,6 +522,58 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
             sub = dataclasses.replace(sub, fallback=dataclasses.replace(
                 sub, old=prefixed[0], new=prefixed[1], name=False, attribute=False, lead="", at_line_end=False,
                 fallback=None, near=True, call=True, around=(prefixed[2], sub.around[1])))
+    if len(ops) == 1 and not sub.name:
+        sub = _last_argument(sub, a, b, ops[0], old, new, keywords, language)
+    return sub
+
+
+#: A call's last argument as it is removed: `, timeoutContext` (a comma, then an expression that holds a name).
+_LAST_ARGUMENT = re.compile(r",\s*[^\W\d][\w$.]*\s*\Z")
+
+
+#: A function's name after a type (`PyObject *wrap(`, `static int f(`): a C declaration, not a call.
+_TYPED_CALLEE = re.compile(r"([^\W\d]\w*)[ \t*]+[^\W\d]\w*\Z")
+
+
+def _last_argument(sub: Substitution, a: list[str], b: list[str], op: Op, old: str, new: str,
+                   keywords: frozenset[str], language: str) -> Substitution:
+    """`sub` anchored by the call's function and the argument, when it removes a call's last argument
+    (`executeOperation(this.client, operation, timeoutContext)` → `executeOperation(this.client, operation)`: the
+    argument comes off the next call of `executeOperation` that ends in it, whatever its other arguments), or appends
+    text after a name just before an object's closing brace and the whole braces stand nowhere ahead (a fallback:
+    `return {formatted: null, printMessage}`, then `return {..., printMessage}` gets `: shouldPrintMessage` too);
+    else `sub`."""
+    tag, i1, i2, j1, j2 = op
+    if i2 >= len(a) or a[i2] not in ")]}" or sub.old[-1:] not in ")]}" or sub.fallback is not None:
+        return sub
+    start = sum(map(len, a[:i1]))
+    line = old[max(0, old.rfind("\n", 0, start) + 1):start]
+    callee = _callee(line)
+    if not callee or callee in keywords and callee != "return":
+        return sub
+    typed = _TYPED_CALLEE.search(line[:line.rfind(callee + "(") + len(callee)] if callee + "(" in line else "")
+    if typed is not None and typed.group(1) not in KEYWORDS:
+        return sub  # `PyObject *wrap_diff_delta(const git_diff_delta *delta);`: a C prototype's parameters
+    whole = old[old.rfind("\n", 0, start) + 1:].split("\n", 1)[0].strip()
+    if language == "c" and whole.startswith(callee + "(") and whole.endswith((")", "{")):
+        return sub  # `wrap_diff_delta(const git_diff_delta *delta)` after its type's line: a C definition
+    if tag == "delete" and _LAST_ARGUMENT.match("".join(a[i1:i2])) and _has_anchor(a[i1:i2], True):
+        removed = "".join(a[i1:i2 + 1])
+        line_end = old.find("\n", start)
+        return dataclasses.replace(
+            sub, old=removed, new=a[i2], callee=callee,
+            around=(old[start - 1:start], old[start + len(removed):][:1]),
+            context=(old[old.rfind("\n", 0, start) + 1:start],
+                     old[start + len(removed):line_end if line_end >= 0 else len(old)]))
+    if tag == "insert" and a[i2] == "}" and _between_name_and_closer(a, op) is not None and a[i1 - 1] not in keywords \
+            and a[i1 - 1] not in COMMON_NAMES and _bracket_kind(new, sum(map(len, b[:j1]))) != "parameters":
+        # (an object literal's or a destructuring's braces: an argument appended to a call, made once, stays
+        # anchored by the whole call; a parameter appended to a definition is passed on by its own rule, above, or
+        # not at all: `depth=0` is a default, not an argument of the calls)
+        narrow = _one_change(a, b, [op], repeated=True, keywords=keywords, language=language)
+        if narrow is not None and narrow[0] != sub.old:
+            return dataclasses.replace(sub, fallback=dataclasses.replace(
+                _made(narrow, a, b, [op], old, new, language), callee=callee))
     return sub
 
 
@@ -782,6 +837,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `self.data` renamed: `frame.data` is another class's
         if sub.typed_only and not _type_position(text, start):
             continue
+        if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
+            continue  # `, timeoutContext)` comes off calls of the edited one's function only
         if sub.lead and not _lead_at(text, start) and not _type_position(text, start):
             # `x: List` and `-> List` are both type positions, and so is a union's member (`None | str | Literal`)
             continue

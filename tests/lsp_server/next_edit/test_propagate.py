@@ -45,7 +45,9 @@ def test_a_changed_literal_is_anchored_by_its_name():
 def test_an_added_argument_is_repeated_at_the_same_call():
     assert _next("process(data)\n", "process(data, verbose=True)\n", "print(data)\nprocess(data)\n") == \
         ("process(data)", "process(data, verbose=True)")
-    assert _next("f(a, b, c)\n", "f(a, b)\n", "g(a, b, c)\nf(a, b, c)\n") == ("f(a, b, c)", "f(a, b)")
+    text = "g(a, b, c)\nf(a, b, c)\n"
+    edit = propagate(EditEvent("a.py", 0, "f(a, b, c)\n", "f(a, b)\n"), text, 0, "python")
+    assert edit is not None and text[:edit.start] + edit.text + text[edit.end:] == "g(a, b, c)\nf(a, b)\n"
 
 
 def test_a_quoted_literal_is_replaced_whole():
@@ -886,3 +888,31 @@ def test_a_built_in_type_that_begins_a_declaration_is_anchored_by_the_declared_n
     assert text[:edit.start].endswith("x = size;\n    ")
     # a literal has no declared name
     assert substitution("    None = x\n", "    1 = x\n", "python") is None
+
+
+def test_a_removed_last_argument_comes_off_the_next_call_of_the_same_function():
+    old = "      await executeOperation(this.client, operation, timeoutContext);\n"
+    new = "      await executeOperation(this.client, operation);\n"
+    text = new + "  x = f(a, timeoutContext);\n" + "    await executeOperation(this.client, op, timeoutContext);\n" \
+        + "\n" * 60 + "    await executeOperation(this.client, operation, timeoutContext);\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == (", timeoutContext)", ")")
+    assert text[:edit.start].endswith("executeOperation(this.client, op")
+
+
+def test_an_argument_appended_after_a_name_is_appended_where_that_name_closes_the_same_brackets():
+    old = "\t\treturn {formatted: null, printMessage};\n"
+    new = "\t\treturn {formatted: null, printMessage: shouldPrintMessage};\n"
+    text = new + "\tf(printMessage);\n\treturn {formatted: formatted.trim(), printMessage};\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[edit.start:edit.end] == "printMessage}"
+    assert edit.text == "printMessage: shouldPrintMessage}"
+    # not from a definition's parameters (a default) to its calls, nor after a literal, nor a C prototype's
+    old, new = "def _group(tlist, cls):\n", "def _group(tlist, cls, depth=0):\n"
+    assert propagate(EditEvent("a.py", 0, old, new), new + "    _group(token, cls)\n", len(new) - 1, "python") is None
+    old, new = "    g(self.gen, true)\n", "    g(self.gen, true, diagnostics)\n"
+    assert propagate(EditEvent("a.ts", 0, old, new), new + "  g(x, true)\n", len(new) - 1, "typescript") is None
+    old = "wrap_diff_delta(const git_diff_delta *delta)\n"
+    new = "wrap_diff_delta(const git_diff_delta *delta, Diff *diff, size_t idx)\n"
+    assert propagate(EditEvent("a.c", 0, old, new), new + "{\n    return wrap_diff_delta(delta);\n", len(new) - 1,
+                     "c") is None
