@@ -1099,6 +1099,10 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     # the user's, not names the file already had (see `_existed`)
     before = substitution(previous.old, previous.new, language) if previous is not None else None
     event = None if before is not None and (before.old, before.new) == (sub.old, sub.new) else history_event
+    if event is None and sub.name and sub.lead and before is not None and before.attribute == sub.attribute:
+        # ... and a name it renamed where it stood as no type (`const testOk =`) is a variable, also where it now
+        # stood after a `:` (`testPassed: testOk,`, an object's value): renamed wherever it stands
+        sub = dataclasses.replace(sub, lead="")
     for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue

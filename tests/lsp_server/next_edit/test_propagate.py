@@ -916,3 +916,14 @@ def test_an_argument_appended_after_a_name_is_appended_where_that_name_closes_th
     new = "wrap_diff_delta(const git_diff_delta *delta, Diff *diff, size_t idx)\n"
     assert propagate(EditEvent("a.c", 0, old, new), new + "{\n    return wrap_diff_delta(delta);\n", len(new) - 1,
                      "c") is None
+
+
+def test_a_rename_the_user_goes_on_making_is_made_also_where_the_name_follows_a_colon():
+    first = EditEvent("a.js", 1, "\t\t\t\ttestPassed: testOk,\n", "\t\t\t\ttestPassed: isTestOk,\n")
+    old, new = "\t\t\ttestPassed: testOk,\n", "\t\t\ttestPassed: isTestOk,\n"
+    text = first.new + new + "\t\treturn a && testOk;\n"
+    edit = propagate(EditEvent("a.js", 2, old, new), text, len(first.new) + len(new) - 1, "javascript",
+                     previous=first)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("testOk", "isTestOk")
+    # the first such edit alone: an object's value is that place's
+    assert propagate(EditEvent("a.js", 2, old, new), text, len(first.new) + len(new) - 1, "javascript") is None
