@@ -1022,6 +1022,11 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+#: The fewest names of an old text that says by itself where it is repeated, so that the same whole line farther
+#: down is no surer a repeat than its next occurrence (`_same_line_first` is for a value or argument of few names).
+SELF_ANCHORED_NAMES = 3
+
+
 def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution) -> list[tuple[int, int]]:
     """`ahead` (occurrences after the cursor, in order), from the first within a screenful whose whole line is the
     edited line as it was (`match: typing.Optional[str] = None,` again, not the `message: ...` above it): the same
@@ -1100,8 +1105,8 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     before = substitution(previous.old, previous.new, language) if previous is not None else None
     event = None if before is not None and (before.old, before.new) == (sub.old, sub.new) else history_event
     if event is None and sub.name and sub.lead and before is not None and before.attribute == sub.attribute:
-        # ... and a name it renamed where it stood as no type (`const testOk =`) is a variable, also where it now
-        # stood after a `:` (`testPassed: testOk,`, an object's value): renamed wherever it stands
+        # ... so a variable, also where it stood after a `:` (`testPassed: testOk,`, an object's value; made once
+        # there, the name is that place's value): renamed wherever it stands
         sub = dataclasses.replace(sub, lead="")
     for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
@@ -1244,7 +1249,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _best_context(text, prose, sub.context) if prose else []
         if code and (not ahead or code[0][0] < ahead[0][0]):
             ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
-    if ahead and sub.region == CODE and not sub.name and not sub.near:
+    if ahead and sub.region == CODE and not sub.name and not sub.near \
+            and sum(map(_is_name, _tokens(sub.old))) < SELF_ANCHORED_NAMES:
+        # (an old text of three names or more, `typing.Optional[float]`, a trailing `// eslint-disable-line ...`,
+        # is its own anchor: the user goes on top-down, as with any other change)
         ahead = _same_line_first(text, ahead, sub)
     after = ahead[0] if ahead else None
     if after is None:

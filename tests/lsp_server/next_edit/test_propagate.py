@@ -927,3 +927,12 @@ def test_a_rename_the_user_goes_on_making_is_made_also_where_the_name_follows_a_
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("testOk", "isTestOk")
     # the first such edit alone: an object's value is that place's
     assert propagate(EditEvent("a.js", 2, old, new), text, len(first.new) + len(new) - 1, "javascript") is None
+
+
+def test_an_old_text_of_three_names_goes_top_down_not_first_to_the_same_line():
+    old = "\tfork.promise.finally(() => { // eslint-disable-line promise/prefer-await-to-then\n"
+    new = "\tfork.promise.finally(() => {\n"
+    text = new + "\tx.then(error => { // eslint-disable-line promise/prefer-await-to-then\n\t})\n" + old
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[:edit.start].endswith("x.then(error => {")
+    # a value of fewer names still goes first to the same line (test_a_changed_value_goes_first_...)
