@@ -231,6 +231,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         # ... but a keyword that is also a built-in type (`void`), where it stands as a type (`Fiber<void,`), is a
         # built-in type replaced at its place, anchored below like any other
         typed_keyword = core_old[0] in COMMON_NAMES and (bool(_lead(a, i1)) or _typed(a, i1))
+        if core_old[0] in keywords and core_new[0] in keywords and not typed_keyword \
+                and (i1 == 0 or not a[i1 - 1].strip() or "\n" in a[i1 - 1]):
+            # `elif name ==` → `if name ==`: a statement's keyword replaced by another, anchored by the first name
+            # after it on its line (a keyword alone stands everywhere)
+            after = _named_after(a, i2, keywords)
+            return (0, after, False) if after else None
         if (core_old[0] in keywords and not typed_keyword) or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
@@ -315,6 +321,18 @@ def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] |
             return None
         if _is_name(a[j]):
             return i1 - (k - 1), right, False
+    return None
+
+
+def _named_after(a: list[str], i: int, keywords: frozenset[str]) -> int | None:
+    """How many tokens from `i` on reach the first name on the line that is no keyword (`name` after `elif `), or
+    None."""
+    for right in range(1, _WIDEN + 1):
+        j = i + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]) and a[j] not in keywords:
+            return right
     return None
 
 

@@ -936,3 +936,12 @@ def test_an_old_text_of_three_names_goes_top_down_not_first_to_the_same_line():
     edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
     assert edit is not None and text[:edit.start].endswith("x.then(error => {")
     # a value of fewer names still goes first to the same line (test_a_changed_value_goes_first_...)
+
+
+def test_a_statement_keyword_replaced_by_another_is_anchored_by_the_name_after_it():
+    old, new = "        elif name == \"__title__\":\n", "        if name == \"__title__\":\n"
+    text = new + "            return 1\n        elif other:\n            pass\n        elif name in (1, 2):\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("elif name", "if name")
+    # a keyword replaced by a name is still no substitution
+    assert substitution("    raise\n", "    values\n", "python") is None
