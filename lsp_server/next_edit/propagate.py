@@ -1188,7 +1188,11 @@ def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
         return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
     last = event.new.rstrip()[-1:]
     sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`
-    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence) \
+    # an argument added on a line of its own after the last one, both ending in `,` (`"...",` then `stacklevel=2,`):
+    # a list with a trailing comma, complete
+    trailing = last == "," and len(new) > len(old) and new[-2].rstrip().endswith(",") \
+        and not any(_balanced(new[-1])) and bool(new[-1].strip(" \t,"))
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence and not trailing) \
             or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
         return None  # still being typed
     indent = old[0][:len(old[0]) - len(old[0].lstrip())]

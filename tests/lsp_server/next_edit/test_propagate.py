@@ -945,3 +945,14 @@ def test_a_statement_keyword_replaced_by_another_is_anchored_by_the_name_after_i
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("elif name", "if name")
     # a keyword replaced by a name is still no substitution
     assert substitution("    raise\n", "    values\n", "python") is None
+
+
+def test_an_argument_added_on_a_line_of_its_own_with_a_trailing_comma_is_complete():
+    old = '                    f"{source} errors found but ignored due to Cython extension"\n'
+    new = '                    f"{source} errors found but ignored due to Cython extension",\n' \
+        '                    stacklevel=2,\n'
+    text = "        warn(\n" + new + "        )\n        warn(\n" + old + "        )\n"
+    edit = propagate(EditEvent("a.py", 1, old, new), text, len("        warn(\n" + new) - 1, "python")
+    assert edit is not None and edit.text == new.rstrip("\n") and text[edit.start:edit.end] == old.rstrip("\n")
+    # a comma that ends the one line being typed is still unfinished
+    assert propagate(EditEvent("a.py", 1, "    f(a)\n", "    f(a,\n"), "    f(a,\n    f(a)\n", 8, "python") is None
