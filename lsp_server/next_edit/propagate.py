@@ -542,7 +542,35 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
                 fallback=None, near=True, call=True, around=(prefixed[2], sub.around[1])))
     if len(ops) == 1 and not sub.name:
         sub = _last_argument(sub, a, b, ops[0], old, new, keywords, language)
+    if len(ops) == 1 and sub.fallback is None and language in _METHOD_LANGUAGES:
+        compared = _compared(a, b, ops[0])
+        if compared is not None:
+            sub = dataclasses.replace(sub, fallback=dataclasses.replace(
+                sub, old=compared[0], new=compared[1], name=False, attribute=False, lead="", receiver="",
+                at_line_end=False, call=False, fallback=None, both_roles=False, around=("", ""),
+                context=("", "")))
     return sub
+
+
+def _compared(a: list[str], b: list[str], op: Op) -> tuple[str, str] | None:
+    """For a property's value replaced in an object literal (`constructor: UNDEFINED` → `constructor: VNODE_MARKER`,
+    JavaScript and TypeScript), the property compared with that value (`constructor === UNDEFINED` →
+    `constructor === VNODE_MARKER`): where no other value of the same property stands ahead, its check is the next
+    edit; else None."""
+    _, i1, i2, j1, j2 = op
+    if i2 - i1 != 1 or j2 - j1 != 1 or not _is_name(a[i1]) or not _is_name(b[j1]):
+        return None
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] != ":" or not _is_name(a[k - 1]):
+        return None
+    before = k - 2
+    while before >= 0 and a[before].isspace() and "\n" not in a[before]:
+        before -= 1
+    if before >= 0 and a[before] not in ("{", ",") and "\n" not in a[before]:
+        return None  # `cond ? x : UNDEFINED` is no property's value
+    return f"{a[k - 1]} === {a[i1]}", f"{a[k - 1]} === {b[j1]}"
 
 
 #: A call's last argument as it is removed: `, timeoutContext` (a comma, then an expression that holds a name).

@@ -956,3 +956,16 @@ def test_an_argument_added_on_a_line_of_its_own_with_a_trailing_comma_is_complet
     assert edit is not None and edit.text == new.rstrip("\n") and text[edit.start:edit.end] == old.rstrip("\n")
     # a comma that ends the one line being typed is still unfinished
     assert propagate(EditEvent("a.py", 1, "    f(a)\n", "    f(a,\n"), "    f(a,\n    f(a)\n", 8, "python") is None
+
+
+def test_a_property_value_replaced_in_an_object_literal_is_replaced_where_the_property_is_compared_with_it():
+    old, new = "\t\tconstructor: UNDEFINED,\n", "\t\tconstructor: VNODE_MARKER,\n"
+    text = new + "\tx = 1;\n\treturn vnode != NULL && vnode.constructor === UNDEFINED;\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("constructor === UNDEFINED",
+                                                                          "constructor === VNODE_MARKER")
+    # not a ternary's branch, and not in Python, where `:` begins annotations and dictionaries' values alike
+    old, new = "\tconst v = cond ? x : UNDEFINED;\n", "\tconst v = cond ? x : VNODE_MARKER;\n"
+    assert propagate(EditEvent("a.js", 0, old, new), new + "\tif (x === UNDEFINED) {}\n", len(new) - 1,
+                     "javascript") is None
+    assert substitution("    constructor: UNDEFINED,\n", "    constructor: VNODE_MARKER,\n", "python").fallback is None
