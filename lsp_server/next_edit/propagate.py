@@ -100,6 +100,9 @@ class Substitution:
     near: bool = False
     #: The hunk renamed the name both bare and as an attribute (`Crypto.Crypto` → `Digest.Digest`): either role.
     both_roles: bool = False
+    #: Found only in the brackets of a call of this function (or after this word): a call's argument removed or
+    #: appended, anchored by the function and the argument rather than by the whole call.
+    callee: str = ""
 
 
 def _tokens(text: str) -> list[str]:
@@ -228,6 +231,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         # ... but a keyword that is also a built-in type (`void`), where it stands as a type (`Fiber<void,`), is a
         # built-in type replaced at its place, anchored below like any other
         typed_keyword = core_old[0] in COMMON_NAMES and (bool(_lead(a, i1)) or _typed(a, i1))
+        if core_old[0] in keywords and core_new[0] in keywords and not typed_keyword \
+                and (i1 == 0 or not a[i1 - 1].strip() or "\n" in a[i1 - 1]):
+            # `elif name ==` → `if name ==`: a statement's keyword replaced by another, anchored by the first name
+            # after it on its line (a keyword alone stands everywhere)
+            after = _named_after(a, i2, keywords)
+            return (0, after, False) if after else None
         if (core_old[0] in keywords and not typed_keyword) or core_new[0] in keywords:
             return None  # `from` → `innerFrom` is no rename of `from`
         # ... but a variable that shadowed a built-in (`def f(type)` → `def f(kind)`) is renamed like any other:
@@ -270,7 +279,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
-            return None
+            # ... or, for a built-in type that begins a declaration (`int size;` → `unsigned long long size;`),
+            # by the name it declares
+            declared = _declared(a, i2) if distinct and len(core_old) == 1 and core_old[0] not in LITERALS \
+                and not _has_anchor(a[i1 - left:i1]) else None
+            return (0, declared, False) if declared else None
         left += 1
     right = 0
     if not core_old or not core_new or not any(_WORDY.match(t) for t in core_old + core_new):
@@ -308,6 +321,32 @@ def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] |
             return None
         if _is_name(a[j]):
             return i1 - (k - 1), right, False
+    return None
+
+
+def _named_after(a: list[str], i: int, keywords: frozenset[str]) -> int | None:
+    """How many tokens from `i` on reach the first name on the line that is no keyword (`name` after `elif `), or
+    None."""
+    for right in range(1, _WIDEN + 1):
+        j = i + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]) and a[j] not in keywords:
+            return right
+    return None
+
+
+def _declared(a: list[str], i: int) -> int | None:
+    """How many tokens from `i` on reach the name a declaration's type declares (`size` in `int size;`, `*name`),
+    when only blanks and `*` come before it on the line; None otherwise."""
+    for right in range(1, _WIDEN + 1):
+        j = i + right - 1
+        if j >= len(a) or "\n" in a[j]:
+            return None
+        if _is_name(a[j]):
+            return right if a[j] not in KEYWORDS and a[j] not in COMMON_NAMES else None
+        if not (a[j].isspace() or a[j] == "*"):
+            return None
     return None
 
 
@@ -501,6 +540,86 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
             sub = dataclasses.replace(sub, fallback=dataclasses.replace(
                 sub, old=prefixed[0], new=prefixed[1], name=False, attribute=False, lead="", at_line_end=False,
                 fallback=None, near=True, call=True, around=(prefixed[2], sub.around[1])))
+    if len(ops) == 1 and not sub.name:
+        sub = _last_argument(sub, a, b, ops[0], old, new, keywords, language)
+    if len(ops) == 1 and sub.fallback is None and language in _METHOD_LANGUAGES:
+        compared = _compared(a, b, ops[0])
+        if compared is not None:
+            sub = dataclasses.replace(sub, fallback=dataclasses.replace(
+                sub, old=compared[0], new=compared[1], name=False, attribute=False, lead="", receiver="",
+                at_line_end=False, call=False, fallback=None, both_roles=False, around=("", ""),
+                context=("", "")))
+    return sub
+
+
+def _compared(a: list[str], b: list[str], op: Op) -> tuple[str, str] | None:
+    """For a property's value replaced in an object literal (`constructor: UNDEFINED` → `constructor: VNODE_MARKER`,
+    JavaScript and TypeScript), the property compared with that value (`constructor === UNDEFINED` →
+    `constructor === VNODE_MARKER`): where no other value of the same property stands ahead, its check is the next
+    edit; else None."""
+    _, i1, i2, j1, j2 = op
+    if i2 - i1 != 1 or j2 - j1 != 1 or not _is_name(a[i1]) or not _is_name(b[j1]):
+        return None
+    k = i1 - 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] != ":" or not _is_name(a[k - 1]):
+        return None
+    before = k - 2
+    while before >= 0 and a[before].isspace() and "\n" not in a[before]:
+        before -= 1
+    if before >= 0 and a[before] not in ("{", ",") and "\n" not in a[before]:
+        return None  # `cond ? x : UNDEFINED` is no property's value
+    return f"{a[k - 1]} === {a[i1]}", f"{a[k - 1]} === {b[j1]}"
+
+
+#: A call's last argument as it is removed: `, timeoutContext` (a comma, then an expression that holds a name).
+_LAST_ARGUMENT = re.compile(r",\s*[^\W\d][\w$.]*\s*\Z")
+
+
+#: A function's name after a type (`PyObject *wrap(`, `static int f(`): a C declaration, not a call.
+_TYPED_CALLEE = re.compile(r"([^\W\d]\w*)[ \t*]+[^\W\d]\w*\Z")
+
+
+def _last_argument(sub: Substitution, a: list[str], b: list[str], op: Op, old: str, new: str,
+                   keywords: frozenset[str], language: str) -> Substitution:
+    """`sub` anchored by the call's function and the argument, when it removes a call's last argument
+    (`executeOperation(this.client, operation, timeoutContext)` → `executeOperation(this.client, operation)`: the
+    argument comes off the next call of `executeOperation` that ends in it, whatever its other arguments), or appends
+    text after a name just before an object's closing brace and the whole braces stand nowhere ahead (a fallback:
+    `return {formatted: null, printMessage}`, then `return {..., printMessage}` gets `: shouldPrintMessage` too);
+    else `sub`."""
+    tag, i1, i2, j1, j2 = op
+    if i2 >= len(a) or a[i2] not in ")]}" or sub.old[-1:] not in ")]}" or sub.fallback is not None:
+        return sub
+    start = sum(map(len, a[:i1]))
+    line = old[max(0, old.rfind("\n", 0, start) + 1):start]
+    callee = _callee(line)
+    if not callee or callee in keywords and callee != "return":
+        return sub
+    typed = _TYPED_CALLEE.search(line[:line.rfind(callee + "(") + len(callee)] if callee + "(" in line else "")
+    if typed is not None and typed.group(1) not in KEYWORDS:
+        return sub  # `PyObject *wrap_diff_delta(const git_diff_delta *delta);`: a C prototype's parameters
+    whole = old[old.rfind("\n", 0, start) + 1:].split("\n", 1)[0].strip()
+    if language == "c" and whole.startswith(callee + "(") and whole.endswith((")", "{")):
+        return sub  # `wrap_diff_delta(const git_diff_delta *delta)` after its type's line: a C definition
+    if tag == "delete" and _LAST_ARGUMENT.match("".join(a[i1:i2])) and _has_anchor(a[i1:i2], True):
+        removed = "".join(a[i1:i2 + 1])
+        line_end = old.find("\n", start)
+        return dataclasses.replace(
+            sub, old=removed, new=a[i2], callee=callee,
+            around=(old[start - 1:start], old[start + len(removed):][:1]),
+            context=(old[old.rfind("\n", 0, start) + 1:start],
+                     old[start + len(removed):line_end if line_end >= 0 else len(old)]))
+    if tag == "insert" and a[i2] == "}" and _between_name_and_closer(a, op) is not None and a[i1 - 1] not in keywords \
+            and a[i1 - 1] not in COMMON_NAMES and _bracket_kind(new, sum(map(len, b[:j1]))) != "parameters":
+        # (an object literal's or a destructuring's braces: an argument appended to a call, made once, stays
+        # anchored by the whole call; a parameter appended to a definition is passed on by its own rule, above, or
+        # not at all: `depth=0` is a default, not an argument of the calls)
+        narrow = _one_change(a, b, [op], repeated=True, keywords=keywords, language=language)
+        if narrow is not None and narrow[0] != sub.old:
+            return dataclasses.replace(sub, fallback=dataclasses.replace(
+                _made(narrow, a, b, [op], old, new, language), callee=callee))
     return sub
 
 
@@ -764,6 +883,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `self.data` renamed: `frame.data` is another class's
         if sub.typed_only and not _type_position(text, start):
             continue
+        if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
+            continue  # `, timeoutContext)` comes off calls of the edited one's function only
         if sub.lead and not _lead_at(text, start) and not _type_position(text, start):
             # `x: List` and `-> List` are both type positions, and so is a union's member (`None | str | Literal`)
             continue
@@ -947,6 +1068,11 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
     return ahead[best:]
 
 
+#: The fewest names of an old text that says by itself where it is repeated, so that the same whole line farther
+#: down is no surer a repeat than its next occurrence (`_same_line_first` is for a value or argument of few names).
+SELF_ANCHORED_NAMES = 3
+
+
 def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution) -> list[tuple[int, int]]:
     """`ahead` (occurrences after the cursor, in order), from the first within a screenful whose whole line is the
     edited line as it was (`match: typing.Optional[str] = None,` again, not the `message: ...` above it): the same
@@ -1024,6 +1150,10 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     # the user's, not names the file already had (see `_existed`)
     before = substitution(previous.old, previous.new, language) if previous is not None else None
     event = None if before is not None and (before.old, before.new) == (sub.old, sub.new) else history_event
+    if event is None and sub.name and sub.lead and before is not None and before.attribute == sub.attribute:
+        # ... so a variable, also where it stood after a `:` (`testPassed: testOk,`, an object's value; made once
+        # there, the name is that place's value): renamed wherever it stands
+        sub = dataclasses.replace(sub, lead="")
     for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue
@@ -1086,7 +1216,11 @@ def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
         return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
     last = event.new.rstrip()[-1:]
     sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`
-    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence) \
+    # an argument added on a line of its own after the last one, both ending in `,` (`"...",` then `stacklevel=2,`):
+    # a list with a trailing comma, complete
+    trailing = last == "," and len(new) > len(old) and new[-2].rstrip().endswith(",") \
+        and not any(_balanced(new[-1])) and bool(new[-1].strip(" \t,"))
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence and not trailing) \
             or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
         return None  # still being typed
     indent = old[0][:len(old[0]) - len(old[0].lstrip())]
@@ -1165,7 +1299,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         ahead = _best_context(text, prose, sub.context) if prose else []
         if code and (not ahead or code[0][0] < ahead[0][0]):
             ahead = code  # a use in code before the next mention like the edited one: the code goes with the type
-    if ahead and sub.region == CODE and not sub.name and not sub.near:
+    if ahead and sub.region == CODE and not sub.name and not sub.near \
+            and sum(map(_is_name, _tokens(sub.old))) < SELF_ANCHORED_NAMES:
+        # (an old text of three names or more, `typing.Optional[float]`, a trailing `// eslint-disable-line ...`,
+        # is its own anchor: the user goes on top-down, as with any other change)
         ahead = _same_line_first(text, ahead, sub)
     after = ahead[0] if ahead else None
     if after is None:

@@ -45,7 +45,9 @@ def test_a_changed_literal_is_anchored_by_its_name():
 def test_an_added_argument_is_repeated_at_the_same_call():
     assert _next("process(data)\n", "process(data, verbose=True)\n", "print(data)\nprocess(data)\n") == \
         ("process(data)", "process(data, verbose=True)")
-    assert _next("f(a, b, c)\n", "f(a, b)\n", "g(a, b, c)\nf(a, b, c)\n") == ("f(a, b, c)", "f(a, b)")
+    text = "g(a, b, c)\nf(a, b, c)\n"
+    edit = propagate(EditEvent("a.py", 0, "f(a, b, c)\n", "f(a, b)\n"), text, 0, "python")
+    assert edit is not None and text[:edit.start] + edit.text + text[edit.end:] == "g(a, b, c)\nf(a, b)\n"
 
 
 def test_a_quoted_literal_is_replaced_whole():
@@ -876,3 +878,94 @@ def test_a_rename_the_user_goes_on_making_still_wraps_to_the_uses_above():
     second = EditEvent("a.py", 3, "x = count()\n", "x = total()\n")
     edit = propagate(second, text, len(text) - 1, "python", previous=first)
     assert edit is not None and text[edit.start:edit.end] == "count" and edit.start < 10
+
+
+def test_a_built_in_type_that_begins_a_declaration_is_anchored_by_the_declared_name():
+    old, new = "    int size;\n", "    unsigned long long size;\n"
+    text = new + "    int n;\n    x = size;\n    int size;\n"
+    edit = propagate(EditEvent("a.c", 0, old, new), text, len(new) - 1, "c")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("int size", "unsigned long long size")
+    assert text[:edit.start].endswith("x = size;\n    ")
+    # a literal has no declared name
+    assert substitution("    None = x\n", "    1 = x\n", "python") is None
+
+
+def test_a_removed_last_argument_comes_off_the_next_call_of_the_same_function():
+    old = "      await executeOperation(this.client, operation, timeoutContext);\n"
+    new = "      await executeOperation(this.client, operation);\n"
+    text = new + "  x = f(a, timeoutContext);\n" + "    await executeOperation(this.client, op, timeoutContext);\n" \
+        + "\n" * 60 + "    await executeOperation(this.client, operation, timeoutContext);\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == (", timeoutContext)", ")")
+    assert text[:edit.start].endswith("executeOperation(this.client, op")
+
+
+def test_an_argument_appended_after_a_name_is_appended_where_that_name_closes_the_same_brackets():
+    old = "\t\treturn {formatted: null, printMessage};\n"
+    new = "\t\treturn {formatted: null, printMessage: shouldPrintMessage};\n"
+    text = new + "\tf(printMessage);\n\treturn {formatted: formatted.trim(), printMessage};\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[edit.start:edit.end] == "printMessage}"
+    assert edit.text == "printMessage: shouldPrintMessage}"
+    # not from a definition's parameters (a default) to its calls, nor after a literal, nor a C prototype's
+    old, new = "def _group(tlist, cls):\n", "def _group(tlist, cls, depth=0):\n"
+    assert propagate(EditEvent("a.py", 0, old, new), new + "    _group(token, cls)\n", len(new) - 1, "python") is None
+    old, new = "    g(self.gen, true)\n", "    g(self.gen, true, diagnostics)\n"
+    assert propagate(EditEvent("a.ts", 0, old, new), new + "  g(x, true)\n", len(new) - 1, "typescript") is None
+    old = "wrap_diff_delta(const git_diff_delta *delta)\n"
+    new = "wrap_diff_delta(const git_diff_delta *delta, Diff *diff, size_t idx)\n"
+    assert propagate(EditEvent("a.c", 0, old, new), new + "{\n    return wrap_diff_delta(delta);\n", len(new) - 1,
+                     "c") is None
+
+
+def test_a_rename_the_user_goes_on_making_is_made_also_where_the_name_follows_a_colon():
+    first = EditEvent("a.js", 1, "\t\t\t\ttestPassed: testOk,\n", "\t\t\t\ttestPassed: isTestOk,\n")
+    old, new = "\t\t\ttestPassed: testOk,\n", "\t\t\ttestPassed: isTestOk,\n"
+    text = first.new + new + "\t\treturn a && testOk;\n"
+    edit = propagate(EditEvent("a.js", 2, old, new), text, len(first.new) + len(new) - 1, "javascript",
+                     previous=first)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("testOk", "isTestOk")
+    # the first such edit alone: an object's value is that place's
+    assert propagate(EditEvent("a.js", 2, old, new), text, len(first.new) + len(new) - 1, "javascript") is None
+
+
+def test_an_old_text_of_three_names_goes_top_down_not_first_to_the_same_line():
+    old = "\tfork.promise.finally(() => { // eslint-disable-line promise/prefer-await-to-then\n"
+    new = "\tfork.promise.finally(() => {\n"
+    text = new + "\tx.then(error => { // eslint-disable-line promise/prefer-await-to-then\n\t})\n" + old
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and text[:edit.start].endswith("x.then(error => {")
+    # a value of fewer names still goes first to the same line (test_a_changed_value_goes_first_...)
+
+
+def test_a_statement_keyword_replaced_by_another_is_anchored_by_the_name_after_it():
+    old, new = "        elif name == \"__title__\":\n", "        if name == \"__title__\":\n"
+    text = new + "            return 1\n        elif other:\n            pass\n        elif name in (1, 2):\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("elif name", "if name")
+    # a keyword replaced by a name is still no substitution
+    assert substitution("    raise\n", "    values\n", "python") is None
+
+
+def test_an_argument_added_on_a_line_of_its_own_with_a_trailing_comma_is_complete():
+    old = '                    f"{source} errors found but ignored due to Cython extension"\n'
+    new = '                    f"{source} errors found but ignored due to Cython extension",\n' \
+        '                    stacklevel=2,\n'
+    text = "        warn(\n" + new + "        )\n        warn(\n" + old + "        )\n"
+    edit = propagate(EditEvent("a.py", 1, old, new), text, len("        warn(\n" + new) - 1, "python")
+    assert edit is not None and edit.text == new.rstrip("\n") and text[edit.start:edit.end] == old.rstrip("\n")
+    # a comma that ends the one line being typed is still unfinished
+    assert propagate(EditEvent("a.py", 1, "    f(a)\n", "    f(a,\n"), "    f(a,\n    f(a)\n", 8, "python") is None
+
+
+def test_a_property_value_replaced_in_an_object_literal_is_replaced_where_the_property_is_compared_with_it():
+    old, new = "\t\tconstructor: UNDEFINED,\n", "\t\tconstructor: VNODE_MARKER,\n"
+    text = new + "\tx = 1;\n\treturn vnode != NULL && vnode.constructor === UNDEFINED;\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("constructor === UNDEFINED",
+                                                                          "constructor === VNODE_MARKER")
+    # not a ternary's branch, and not in Python, where `:` begins annotations and dictionaries' values alike
+    old, new = "\tconst v = cond ? x : UNDEFINED;\n", "\tconst v = cond ? x : VNODE_MARKER;\n"
+    assert propagate(EditEvent("a.js", 0, old, new), new + "\tif (x === UNDEFINED) {}\n", len(new) - 1,
+                     "javascript") is None
+    assert substitution("    constructor: UNDEFINED,\n", "    constructor: VNODE_MARKER,\n", "python").fallback is None
