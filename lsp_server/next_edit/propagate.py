@@ -276,6 +276,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         generic = _generic_argument(a, i1, i2)
         if generic is not None:  # `Record<string, Layer` → `Record<PropertyKey, Layer`
             return generic
+    if core_old and core_new and not any(_WORDY.match(t) for t in core_old + core_new) \
+            and i2 < len(a) and _is_name(a[i2]) and a[i2] not in keywords \
+            and (i1 == 0 or not _WORDY.match(a[i1 - 1])) and not any(t in _QUOTES for t in core_old + core_new):
+        # a sigil before a name replaced, after no name (`($commands.x)` → `(#commands.x)`): anchored by the name it
+        # marks, not by the words before it (after a name, `a.b` → `a?.b`, the name before still anchors it)
+        return 0, 1, False
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:

@@ -969,3 +969,14 @@ def test_a_property_value_replaced_in_an_object_literal_is_replaced_where_the_pr
     assert propagate(EditEvent("a.js", 0, old, new), new + "\tif (x === UNDEFINED) {}\n", len(new) - 1,
                      "javascript") is None
     assert substitution("    constructor: UNDEFINED,\n", "    constructor: VNODE_MARKER,\n", "python").fallback is None
+
+
+def test_a_sigil_replaced_before_a_name_is_anchored_by_the_name_it_marks():
+    old = "/// A more limited form of [`joinBackward`]($commands.joinBackward)\n"
+    new = "/// A more limited form of [`joinBackward`](#commands.joinBackward)\n"
+    text = new + "export function f() {}\n\n/// A more limited form of [`joinForward`]($commands.joinForward)\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("$commands", "#commands")
+    # after a name the name before still anchors it: `a.b` → `a?.b` is not every `.b`
+    assert substitution("x = a.b\n", "x = a?.b\n", "javascript").old == "a.b"
+
