@@ -269,6 +269,13 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
             # the name stands with it, not by the call around it (`on(...)`, then `off(...)`)
             return 1, 0, False
+        last = i2 < len(a) and (a[i2] in (")", ",", "=") or (a[i2].isspace() and a[i2 + 1:i2 + 2] == ["="]))
+        member = _annotated(a, i1) if not core_old and last and "".join(core_new).lstrip().startswith("|") else None
+        if member is not None:
+            # a union member appended to a parameter's type, last (`entropy: bytes` → `entropy: bytes | bytearray`):
+            # anchored by the parameter and its type, wherever else it is declared so, not by the call around it
+            # (a member put between others, `str | X | None`, stays anchored by the whole list)
+            return member, 0, False
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
@@ -354,6 +361,23 @@ def _declared(a: list[str], i: int) -> int | None:
         if not (a[j].isspace() or a[j] == "*"):
             return None
     return None
+
+
+def _annotated(a: list[str], i: int) -> int | None:
+    """How many tokens before `i` reach the name whose annotation ends there (`entropy` in `entropy: bytes`, one
+    name as its type), or None."""
+    k = i - 1
+    if k < 0 or not _is_name(a[k]):
+        return None
+    k -= 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] != ":" or a[k - 1] == ":":
+        return None
+    k -= 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    return i - k if k >= 0 and _is_name(a[k]) and a[k] not in KEYWORDS else None
 
 
 def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:

@@ -980,3 +980,15 @@ def test_a_sigil_replaced_before_a_name_is_anchored_by_the_name_it_marks():
     # after a name the name before still anchors it: `a.b` → `a?.b` is not every `.b`
     assert substitution("x = a.b\n", "x = a?.b\n", "javascript").old == "a.b"
 
+
+def test_a_union_member_appended_to_a_parameters_type_is_anchored_by_the_parameter():
+    old, new = "    def _stir(self, entropy: bytes) -> None:\n", "    def _stir(self, entropy: bytes | bytearray) -> None:\n"
+    text = new + "        pass\n\n    def stir(self, entropy: bytes) -> None:\n        pass\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("entropy: bytes",
+                                                                          "entropy: bytes | bytearray")
+    # a return type's union member has no parameter to anchor it
+    assert substitution("def f(x) -> bytes:\n", "def f(x) -> bytes | None:\n", "python").old != "-> bytes"
+    # a member put between others stays anchored by the whole list around it
+    sub = substitution("def f(id: str | None = None):\n", "def f(id: str | X | None = None):\n", "python")
+    assert sub is not None and sub.old != "id: str"
