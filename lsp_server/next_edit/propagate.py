@@ -537,7 +537,10 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         if sum(map(_is_name, a[union[1]:union[2]])) == 1:
             union = _receiver_call(a, union)  # `.slice(0, 10)` → `.split("T")[0]` after `toISOString()`
         joined = "".join(a[union[1]:union[2]])
-        if joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
+        if _requoted(joined, "".join(b[union[3]:union[4]])):
+            # `"eslint"` → `'eslint'`: a literal's quotes changed, the literal itself is the change, found as it was
+            found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+        elif joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
                 len("".join(joined.split())) >= MIN_PATTERN_CHARS
                 and _in_string(new, sum(map(len, b[:union[3]])), language)
                 and _in_string(old, sum(map(len, a[:union[1]])), language))):
@@ -1013,6 +1016,13 @@ _NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")
 def _quoted(text: str) -> bool:
     """Whether `text` is one whole quoted literal (`"L"`, `'debug'`)."""
     return len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0] and text[0] not in text[1:-1]
+
+
+def _requoted(old: str, new: str) -> bool:
+    """Whether `new` is the quoted literal `old` with other quotes and the same text (`"eslint"` → `'eslint'`), one
+    that holds a word (`` `}\n` `` → `"}\n"` is every block's end)."""
+    return _quoted(old) and _quoted(new) and old[0] != new[0] and old[1:-1] == new[1:-1] and "\n" not in old \
+        and any(_is_name(t) and len(t) > 1 for t in _tokens(old[1:-1]))  # a word, not `\n`
 
 
 def _wraps_last_name(old: str, new: str) -> bool:

@@ -992,3 +992,17 @@ def test_a_union_member_appended_to_a_parameters_type_is_anchored_by_the_paramet
     # a member put between others stays anchored by the whole list around it
     sub = substitution("def f(id: str | None = None):\n", "def f(id: str | X | None = None):\n", "python")
     assert sub is not None and sub.old != "id: str"
+
+
+def test_a_literals_quotes_changed_are_changed_where_the_same_literal_stands_next():
+    old = '          /** @type {import("eslint").Rule.Node} */\n'
+    new = "          /** @type {import('eslint').Rule.Node} */\n"
+    text = new + "          const x = 1;\n        /** @type {import(\"eslint\").Rule.Node} */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ('"eslint"', "'eslint'")
+    # a literal with no word in it is no anchor by itself
+    sub = substitution('x = f("/")\n', "x = f('/')\n", "python")
+    assert sub is None or sub.old != '"/"'
+    sub = substitution("\t\t\t\tcode += `}\\n`;\n", "\t\t\t\tcode += \"}\\n\";\n", "javascript")
+    assert sub is None or sub.old != "`}\\n`"
+
