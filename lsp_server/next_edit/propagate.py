@@ -1311,9 +1311,24 @@ def _existed(sub: Substitution, text: str, event: EditEvent | None) -> bool:
     return _words(text, sub.new) - _words(event.new, sub.new) + _words(event.old, sub.new) > 0
 
 
+#: A line that imports names: `from x import a, b`, `import a`, `import { a } from "x"`.
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from\s+\S+\s+import\b|import\b)")
+
+
+def _imported(text: str, name: str) -> bool:
+    """Whether an import line of `text` already brings `name`."""
+    return re.search(r"(?m)^[ \t]*(?:from\s+\S+\s+)?import\b[^\n]*(?<![\w$])" + re.escape(name) + r"(?![\w$])",
+                     text) is not None
+
+
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
               event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
+    if spans and sub.name and sub.region == CODE and (not _is_name(sub.new) or _imported(text, sub.new)):
+        # an import of the old name is no use to rename into a type expression (`PythonVersionInfo` →
+        # `Tuple[int, int]`) or into a name an import already brings (`MutableMapping` → `EnvType`): it is the old
+        # name's declaration, which goes or stays, not another import of the new one
+        spans = [(s, e) for s, e in spans if _IMPORT_LINE.match(text, text.rfind("\n", 0, s) + 1) is None]
     if not spans:
         return None
     candidates = spans

@@ -1006,3 +1006,21 @@ def test_a_literals_quotes_changed_are_changed_where_the_same_literal_stands_nex
     sub = substitution("\t\t\t\tcode += `}\\n`;\n", "\t\t\t\tcode += \"}\\n\";\n", "javascript")
     assert sub is None or sub.old != "`}\\n`"
 
+
+def test_an_import_of_the_old_name_is_not_renamed_into_a_type_expression_or_a_name_already_imported():
+    # the user goes on with the same change (the edit before made it too), so a rename would wrap back to the import
+    head = "from parso.utils import split_lines, PythonVersionInfo\n\n"
+    old, new = "    version_info: PythonVersionInfo,\n", "    version_info: Tuple[int, int],\n"
+    text = head + "def f(\n" + new + "):\n    pass\n\ndef g(\n" + new + "):\n    pass\n"
+    before = EditEvent("a.py", 3, old, new)
+    edit = propagate(EditEvent("a.py", 8, old, new), text, len(text) - 1, "python", previous=before)
+    assert edit is None
+    head = "from collections.abc import Mapping, MutableMapping\nfrom .utils import EnvType\n\n"
+    old, new = "def f(env: MutableMapping) -> None:\n", "def f(env: EnvType) -> None:\n"
+    text = head + new + "    pass\n\n" + new + "    pass\n"
+    before = EditEvent("a.py", 3, old, new)
+    assert propagate(EditEvent("a.py", 6, old, new), text, len(text) - 1, "python", previous=before) is None
+    # a use in code after the cursor is still replaced
+    text = head + new + "    pass\n\ndef g(env: MutableMapping) -> None:\n    pass\n"
+    edit = propagate(EditEvent("a.py", 3, old, new), text, len(head + new) - 1, "python")
+    assert edit is not None and edit.start == text.rindex("MutableMapping")
