@@ -982,7 +982,8 @@ def test_a_sigil_replaced_before_a_name_is_anchored_by_the_name_it_marks():
 
 
 def test_a_union_member_appended_to_a_parameters_type_is_anchored_by_the_parameter():
-    old, new = "    def _stir(self, entropy: bytes) -> None:\n", "    def _stir(self, entropy: bytes | bytearray) -> None:\n"
+    old = "    def _stir(self, entropy: bytes) -> None:\n"
+    new = "    def _stir(self, entropy: bytes | bytearray) -> None:\n"
     text = new + "        pass\n\n    def stir(self, entropy: bytes) -> None:\n        pass\n"
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("entropy: bytes",
