@@ -269,6 +269,13 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
             # the name stands with it, not by the call around it (`on(...)`, then `off(...)`)
             return 1, 0, False
+        last = i2 < len(a) and (a[i2] in (")", ",", "=") or (a[i2].isspace() and a[i2 + 1:i2 + 2] == ["="]))
+        member = _annotated(a, i1) if not core_old and last and "".join(core_new).lstrip().startswith("|") else None
+        if member is not None:
+            # a union member appended to a parameter's type, last (`entropy: bytes` → `entropy: bytes | bytearray`):
+            # anchored by the parameter and its type, wherever else it is declared so, not by the call around it
+            # (a member put between others, `str | X | None`, stays anchored by the whole list)
+            return member, 0, False
         enclosed = _enclosure(a, i1, i2)
         if enclosed is not None:
             return (*enclosed, False)
@@ -276,6 +283,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         generic = _generic_argument(a, i1, i2)
         if generic is not None:  # `Record<string, Layer` → `Record<PropertyKey, Layer`
             return generic
+    if core_old and core_new and not any(_WORDY.match(t) for t in core_old + core_new) \
+            and i2 < len(a) and _is_name(a[i2]) and a[i2] not in keywords \
+            and (i1 == 0 or not _WORDY.match(a[i1 - 1])) and not any(t in _QUOTES for t in core_old + core_new):
+        # a sigil before a name replaced, after no name (`($commands.x)` → `(#commands.x)`): anchored by the name it
+        # marks, not by the words before it (after a name, `a.b` → `a?.b`, the name before still anchors it)
+        return 0, 1, False
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
@@ -348,6 +361,23 @@ def _declared(a: list[str], i: int) -> int | None:
         if not (a[j].isspace() or a[j] == "*"):
             return None
     return None
+
+
+def _annotated(a: list[str], i: int) -> int | None:
+    """How many tokens before `i` reach the name whose annotation ends there (`entropy` in `entropy: bytes`, one
+    name as its type), or None."""
+    k = i - 1
+    if k < 0 or not _is_name(a[k]):
+        return None
+    k -= 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    if k < 1 or a[k] != ":" or a[k - 1] == ":":
+        return None
+    k -= 1
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    return i - k if k >= 0 and _is_name(a[k]) and a[k] not in KEYWORDS else None
 
 
 def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:
@@ -507,7 +537,10 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         if sum(map(_is_name, a[union[1]:union[2]])) == 1:
             union = _receiver_call(a, union)  # `.slice(0, 10)` → `.split("T")[0]` after `toISOString()`
         joined = "".join(a[union[1]:union[2]])
-        if joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
+        if _requoted(joined, "".join(b[union[3]:union[4]])):
+            # `"eslint"` → `'eslint'`: a literal's quotes changed, the literal itself is the change, found as it was
+            found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+        elif joined.count("\n") <= MAX_UNION_LINES and (sum(map(_is_name, a[union[1]:union[2]])) >= 2 or (
                 len("".join(joined.split())) >= MIN_PATTERN_CHARS
                 and _in_string(new, sum(map(len, b[:union[3]])), language)
                 and _in_string(old, sum(map(len, a[:union[1]])), language))):
@@ -985,6 +1018,13 @@ def _quoted(text: str) -> bool:
     return len(text) >= 2 and text[0] in _QUOTES and text[-1] == text[0] and text[0] not in text[1:-1]
 
 
+def _requoted(old: str, new: str) -> bool:
+    """Whether `new` is the quoted literal `old` with other quotes and the same text (`"eslint"` → `'eslint'`), one
+    that holds a word (`` `}\n` `` → `"}\n"` is every block's end)."""
+    return _quoted(old) and _quoted(new) and old[0] != new[0] and old[1:-1] == new[1:-1] and "\n" not in old \
+        and any(_is_name(t) and len(t) > 1 for t in _tokens(old[1:-1]))  # a word, not `\n`
+
+
 def _wraps_last_name(old: str, new: str) -> bool:
     """Whether `new` ends in brackets around the name (or dotted path) that ends `old`, brackets `old` did not have
     there."""
@@ -1271,9 +1311,24 @@ def _existed(sub: Substitution, text: str, event: EditEvent | None) -> bool:
     return _words(text, sub.new) - _words(event.new, sub.new) + _words(event.old, sub.new) > 0
 
 
+#: A line that imports names: `from x import a, b`, `import a`, `import { a } from "x"`.
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from\s+\S+\s+import\b|import\b)")
+
+
+def _imported(text: str, name: str) -> bool:
+    """Whether an import line of `text` already brings `name`."""
+    return re.search(r"(?m)^[ \t]*(?:from\s+\S+\s+)?import\b[^\n]*(?<![\w$])" + re.escape(name) + r"(?![\w$])",
+                     text) is not None
+
+
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
               event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
+    if spans and sub.name and sub.region == CODE and (not _is_name(sub.new) or _imported(text, sub.new)):
+        # an import of the old name is no use to rename into a type expression (`PythonVersionInfo` →
+        # `Tuple[int, int]`) or into a name an import already brings (`MutableMapping` → `EnvType`): it is the old
+        # name's declaration, which goes or stays, not another import of the new one
+        spans = [(s, e) for s, e in spans if _IMPORT_LINE.match(text, text.rfind("\n", 0, s) + 1) is None]
     if not spans:
         return None
     candidates = spans

@@ -969,3 +969,59 @@ def test_a_property_value_replaced_in_an_object_literal_is_replaced_where_the_pr
     assert propagate(EditEvent("a.js", 0, old, new), new + "\tif (x === UNDEFINED) {}\n", len(new) - 1,
                      "javascript") is None
     assert substitution("    constructor: UNDEFINED,\n", "    constructor: VNODE_MARKER,\n", "python").fallback is None
+
+
+def test_a_sigil_replaced_before_a_name_is_anchored_by_the_name_it_marks():
+    old = "/// A more limited form of [`joinBackward`]($commands.joinBackward)\n"
+    new = "/// A more limited form of [`joinBackward`](#commands.joinBackward)\n"
+    text = new + "export function f() {}\n\n/// A more limited form of [`joinForward`]($commands.joinForward)\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new) - 1, "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("$commands", "#commands")
+    # after a name the name before still anchors it: `a.b` → `a?.b` is not every `.b`
+    assert substitution("x = a.b\n", "x = a?.b\n", "javascript").old == "a.b"
+
+
+def test_a_union_member_appended_to_a_parameters_type_is_anchored_by_the_parameter():
+    old = "    def _stir(self, entropy: bytes) -> None:\n"
+    new = "    def _stir(self, entropy: bytes | bytearray) -> None:\n"
+    text = new + "        pass\n\n    def stir(self, entropy: bytes) -> None:\n        pass\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 1, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("entropy: bytes",
+                                                                          "entropy: bytes | bytearray")
+    # a return type's union member has no parameter to anchor it
+    assert substitution("def f(x) -> bytes:\n", "def f(x) -> bytes | None:\n", "python").old != "-> bytes"
+    # a member put between others stays anchored by the whole list around it
+    sub = substitution("def f(id: str | None = None):\n", "def f(id: str | X | None = None):\n", "python")
+    assert sub is not None and sub.old != "id: str"
+
+
+def test_a_literals_quotes_changed_are_changed_where_the_same_literal_stands_next():
+    old = '          /** @type {import("eslint").Rule.Node} */\n'
+    new = "          /** @type {import('eslint').Rule.Node} */\n"
+    text = new + "          const x = 1;\n        /** @type {import(\"eslint\").Rule.Node} */\n"
+    edit = propagate(EditEvent("a.js", 0, old, new), text, len(new) - 1, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ('"eslint"', "'eslint'")
+    # a literal with no word in it is no anchor by itself
+    sub = substitution('x = f("/")\n', "x = f('/')\n", "python")
+    assert sub is None or sub.old != '"/"'
+    sub = substitution("\t\t\t\tcode += `}\\n`;\n", "\t\t\t\tcode += \"}\\n\";\n", "javascript")
+    assert sub is None or sub.old != "`}\\n`"
+
+
+def test_an_import_of_the_old_name_is_not_renamed_into_a_type_expression_or_a_name_already_imported():
+    # the user goes on with the same change (the edit before made it too), so a rename would wrap back to the import
+    head = "from parso.utils import split_lines, PythonVersionInfo\n\n"
+    old, new = "    version_info: PythonVersionInfo,\n", "    version_info: Tuple[int, int],\n"
+    text = head + "def f(\n" + new + "):\n    pass\n\ndef g(\n" + new + "):\n    pass\n"
+    before = EditEvent("a.py", 3, old, new)
+    edit = propagate(EditEvent("a.py", 8, old, new), text, len(text) - 1, "python", previous=before)
+    assert edit is None
+    head = "from collections.abc import Mapping, MutableMapping\nfrom .utils import EnvType\n\n"
+    old, new = "def f(env: MutableMapping) -> None:\n", "def f(env: EnvType) -> None:\n"
+    text = head + new + "    pass\n\n" + new + "    pass\n"
+    before = EditEvent("a.py", 3, old, new)
+    assert propagate(EditEvent("a.py", 6, old, new), text, len(text) - 1, "python", previous=before) is None
+    # a use in code after the cursor is still replaced
+    text = head + new + "    pass\n\ndef g(env: MutableMapping) -> None:\n    pass\n"
+    edit = propagate(EditEvent("a.py", 3, old, new), text, len(head + new) - 1, "python")
+    assert edit is not None and edit.start == text.rindex("MutableMapping")
