@@ -621,7 +621,7 @@ KEEP = 8192
 #: Counted in answers, not seconds, so that the check does not depend on the machine's load: the lag grows with it
 #: (measured, seed 5, 3,000 actions: at load 3, 362 prompts came after their answer, 37 of them over 50 ms after;
 #: under a busy test suite plus busy loops, 20 times slower, 43 came over 15 s after), while the answers in between
-#: stay few: at most 84 (seeds 5 and 9, both encodings, load 3) and 48 (seed 5 under six busy loops, load 6.6), the
+#: stay few: at most 59–106 (seeds 5 and 9, both encodings, idle or at load 3) and 48 (seed 5, six busy loops), the
 #: report's `late_answers_max`.
 LATE_ANSWERS = 200
 #: Any line ending in a context block's label for the current file (`# Path: src/f1.py`, `// Path: …`).
