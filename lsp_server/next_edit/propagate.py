@@ -149,12 +149,18 @@ COMMON_NAMES = frozenset("""
 LITERALS = frozenset("None True False NaN Infinity null undefined nil true false".split())
 
 
+def _skip_blanks_back(a: list[str], k: int) -> int:
+    """The index of the last token at or before `k` that is not a blank on the same line (-1 when there is none, or
+    `k` itself when it is a line break or code)."""
+    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
+        k -= 1
+    return k
+
+
 def _typed(a: list[str], i: int) -> bool:
     """Whether token `i` follows a mark of a type expression on its line: `List[str`, `Map<string`, `{string`,
     `string|number`."""
-    k = i - 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, i - 1)
     return k >= 0 and a[k] in ("<", "[", "{", "|")
 
 
@@ -323,9 +329,7 @@ def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] |
     """The widening that anchors a built-in type argument of a built-in generic (`string` in `Record<string,
     Layer<A>>`, where no name of the place's own is near) by the generic's name and the first name after it on the
     line; None when it is no such argument."""
-    k = i1 - 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, i1 - 1)
     if k < 1 or a[k] not in ("<", "[") or a[k - 1] not in COMMON_NAMES:
         return None
     for right in range(1, _WIDEN + 1):
@@ -369,14 +373,10 @@ def _annotated(a: list[str], i: int) -> int | None:
     k = i - 1
     if k < 0 or not _is_name(a[k]):
         return None
-    k -= 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, k - 1)
     if k < 1 or a[k] != ":" or a[k - 1] == ":":
         return None
-    k -= 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, k - 1)
     return i - k if k >= 0 and _is_name(a[k]) and a[k] not in KEYWORDS else None
 
 
@@ -392,9 +392,7 @@ def _anchor_before(a: list[str], i: int) -> tuple[int, int, bool] | None:
 
 def _lead(a: list[str], i: int) -> str:
     """The type-position marker (":" or "->") just before token `i`, or ""."""
-    k = i - 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, i - 1)
     if k >= 0 and a[k] == ":":
         return ":"
     if k >= 1 and a[k] == ">" and a[k - 1] == "-":
@@ -593,14 +591,10 @@ def _compared(a: list[str], b: list[str], op: Op) -> tuple[str, str] | None:
     _, i1, i2, j1, j2 = op
     if i2 - i1 != 1 or j2 - j1 != 1 or not _is_name(a[i1]) or not _is_name(b[j1]):
         return None
-    k = i1 - 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, i1 - 1)
     if k < 1 or a[k] != ":" or not _is_name(a[k - 1]):
         return None
-    before = k - 2
-    while before >= 0 and a[before].isspace() and "\n" not in a[before]:
-        before -= 1
+    before = _skip_blanks_back(a, k - 2)
     if before >= 0 and a[before] not in ("{", ",") and "\n" not in a[before]:
         return None  # `cond ? x : UNDEFINED` is no property's value
     return f"{a[k - 1]} === {a[i1]}", f"{a[k - 1]} === {b[j1]}"
@@ -671,9 +665,7 @@ def _prefixed_argument(a: list[str], b: list[str], op: Op) -> tuple[str, str, st
     inserted = "".join(b[j1:j2])
     if not _PREFIX.fullmatch(inserted.strip()) and not _PREFIX.fullmatch(inserted):
         return None
-    k = i1 - 1
-    while k >= 0 and a[k].isspace() and "\n" not in a[k]:
-        k -= 1
+    k = _skip_blanks_back(a, i1 - 1)
     if k < 0 or a[k] not in ("(", ","):
         return None
     return "".join(a[k:i2 + 1]), "".join(a[k:i1]) + inserted + a[i2], "".join(a[:k])[-1:]
@@ -1312,13 +1304,14 @@ def _existed(sub: Substitution, text: str, event: EditEvent | None) -> bool:
 
 
 #: A line that imports names: `from x import a, b`, `import a`, `import { a } from "x"`.
-_IMPORT_LINE = re.compile(r"[ \t]*(?:from\s+\S+\s+import\b|import\b)")
+_IMPORT_START = r"[ \t]*(?:from\s+\S+\s+)?import\b"
+_IMPORT_LINE = re.compile(_IMPORT_START)
 
 
 def _imported(text: str, name: str) -> bool:
     """Whether an import line of `text` already brings `name`."""
-    return re.search(r"(?m)^[ \t]*(?:from\s+\S+\s+)?import\b[^\n]*(?<![\w$])" + re.escape(name) + r"(?![\w$])",
-                     text) is not None
+    return re.search(r"(?m)^" + _IMPORT_START + r"[^\n]*(?<![\w$])" + re.escape(name) + r"(?![\w$])", text) \
+        is not None
 
 
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
