@@ -1,7 +1,7 @@
 """Next-edit suggestions for one server: the edit history, the copilotInlineEdit request, show and accept.
 
 One request gives at most one edit, chosen in this order:
-1. propagation (propagate.py): the newest hunk is a substitution and its old text still stands ahead: instant;
+1. propagation (propagate/): the newest hunk is a substitution and its old text still stands ahead: instant;
 2. the model (model.py), when model-based next edits are on: after any inline-completion request (gate.py), as the
    document's only next-edit call (a newer request supersedes it);
 3. otherwise no edit.

@@ -19,7 +19,7 @@ Format = Literal["auto", "sweep", "zeta2", "instruction"]
 @dataclass(frozen=True)
 class NextEditSettings:
     enabled: bool = True
-    #: Model-free: repeat the last substitution at its next occurrence (lsp_server/next_edit/propagate.py).
+    #: Model-free: repeat the last substitution at its next occurrence (lsp_server/next_edit/propagate/).
     propagation: bool = True
     #: A separate model for next edits (a table like `completion`): its own llama-server or remote kind. None: the
     #: completion model, when it is a NES model or `format` is set.

@@ -265,7 +265,7 @@ def test_a_template_literals_substitutions_are_code():
 
 
 def test_a_request_lexes_its_text_once_and_only_when_the_old_text_stands_there(monkeypatch):
-    import lsp_server.next_edit.propagate as module
+    import lsp_server.next_edit.propagate.same_role as module
 
     calls = []
     real = module.regions

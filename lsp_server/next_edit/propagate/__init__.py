@@ -1,0 +1,80 @@
+"""Model-free next edits: repeat the user's last substitution at the next place where the old text still stands.
+
+The commonest next edit is the same change again: a renamed identifier's other uses, a changed literal or argument
+at the next call, a parameter added to the next call. When the last history event is such a substitution, the next
+occurrence of its old text in the same role is the prediction: found in O(window), no model call, and right far more
+often than a small model (docs/next-edit.md has the benchmark). Anything else (new code, several different changes,
+a half-typed argument) is not a substitution, and this module proposes nothing, but for lines rewritten in several
+spans that stand again verbatim at the same indentation: those are rewritten there the same way (`_same_lines`).
+
+The event's lines are diffed token by token (identifiers, numbers, single punctuation, whitespace runs); every changed
+span must be the same change. A change that is not a whole identifier on both sides (a literal, an inserted
+argument, a deletion) is widened with its neighbouring tokens until its old side holds a name, so that `timeout=30`
+→ `timeout=60` is looked for as `timeout=30`, never as any `30`. Occurrences must start and end at token boundaries,
+lie in the same kind of region (code, string, comment: lexical.py) and, for names, be an attribute (after ".") exactly
+when the edited one was.
+
+Which occurrence: the next one after the cursor; only a rename in code goes back above it (not a one-letter name, nor
+to a comment). In code, uses in code come before mentions in comments; in comments and strings, where the user picks
+each mention, the one in the edited one's shape and with its neighbouring words comes first (docs/next-edit.md has
+what each rule fixed on the benchmark, and what was tried and dropped).
+
+The package, in the order a request goes through it: tokens.py cuts text into tokens (shared by all); last_edit.py
+says what the last edit changed (`substitution()`), with widening.py for the anchors of changes that are no whole
+name; same_role.py finds where the old text stands in the same role (`occurrences()`; roles.py reads a place's role,
+the same way in the hunk and in the document); next_occurrence.py picks the one the user changes next and makes the
+edit; special_cases.py holds the cases outside those rules; `propagate()`, here, tries them in order."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from engine.next_edit.types import EditEvent, TextEdit
+
+from .last_edit import Substitution, substitution
+from .next_occurrence import _repeated
+from .same_role import _Lexed, _matches, occurrences
+from .special_cases import _bumped, _same_lines, _twice
+
+__all__ = ["Substitution", "occurrences", "propagate", "substitution"]
+
+
+def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
+              names_only: bool = False, region: str | None = None, edit_at: int | None = None,
+              previous: EditEvent | None = None) -> TextEdit | None:
+    """The edit that repeats `history_event`'s substitution at the next occurrence after `cursor` in `text` (a
+    rename wraps to the start: all its uses must follow; other changes go top-down), or None. Occurrences on a run
+    of consecutive lines are one edit (the next hunk as the user would make it, as a diff groups it; chaining
+    reaches the rest; in prose the next line joins only after an edit over lines). `names_only`: only renames (an
+    event of another file: a literal there is unlikely to be the same one). `region`: the kind of region the edit
+    is in, as the whole document says (the hunk alone cannot tell a line inside a block comment); or `edit_at`:
+    where in `text` the edited text begins (`substitution(...).offset` from the hunk's first line), so that the
+    one lexing of `text` tells it. Pure; O(len(text)), and `text` is lexed only when its old text stands
+    somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
+    sub = substitution(history_event.old, history_event.new, language)
+    if sub is None and not names_only:
+        return _same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
+    if sub is None or (names_only and not sub.name):
+        return None
+    lexed: _Lexed | None = None
+    # the same change made in the edit before: the user's own renaming goes on, so the new name's other places are
+    # the user's, not names the file already had (see `_existed`)
+    before = substitution(previous.old, previous.new, language) if previous is not None else None
+    event = None if before is not None and (before.old, before.new) == (sub.old, sub.new) else history_event
+    if event is None and sub.name and sub.lead and before is not None and before.attribute == sub.attribute:
+        # ... so a variable, also where it stood after a `:` (`testPassed: testOk,`, an object's value; made once
+        # there, the name is that place's value): renamed wherever it stands
+        sub = dataclasses.replace(sub, lead="")
+    for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
+        if each is None or not any(True for _ in _matches(each, text)):
+            continue
+        if lexed is None:
+            lexed = _Lexed(text, language)
+            if region is None and edit_at is not None and 0 <= edit_at < len(text):
+                region = lexed.kind_at(edit_at)
+        if region is not None and region != each.region:
+            each = dataclasses.replace(each, region=region)
+        edit = _repeated(each, text, cursor, language, lexed, event)
+        if edit is not None:
+            return edit
+    return _bumped(sub, text, cursor)

@@ -1,0 +1,119 @@
+"""Narrow cases that `propagate()` tries outside the general rules, each on evidence of its own: the same built-in type
+replaced twice (`_twice`), a version bumped whose old text stands nowhere ahead (`_bumped`), and lines rewritten in
+several spans, no substitution at all, that recur verbatim (`_same_lines`). Kept out of the general rules so that
+those read without the exceptions."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+
+from engine.next_edit.types import EditEvent, TextEdit
+
+from .last_edit import _LAST_WORDS, _UNFINISHED, Substitution
+from .next_occurrence import MAX_RUN_LINES
+from .same_role import _matches
+from .tokens import COMMON_NAMES, KEYWORDS, LITERALS, _RECEIVERS, _balanced, _is_name, _tokens
+
+
+def _core(event: EditEvent) -> tuple[str, str] | None:
+    """The one built-in type `event` replaced by one other name (`float` → `Number`), or None."""
+    a, b = _tokens(event.old), _tokens(event.new)
+    ops = [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][2] - ops[0][1] != 1 or ops[0][4] - ops[0][3] != 1:
+        return None
+    old, new = a[ops[0][1]], b[ops[0][3]]
+    if old not in COMMON_NAMES or old in LITERALS or not _is_name(new) or new in LITERALS:
+        return None
+    return old, new
+
+
+def _twice(sub: Substitution, event: EditEvent, previous: EditEvent | None) -> Substitution | None:
+    """A built-in type the user replaced by the same name in the edit before too (`blocking_timeout: Optional[float]`
+    → `Number` after `timeout: Optional[float]` → `Number`): a change of that type wherever it stands as a type, no
+    longer of one place; None when the two edits differ, or this one is no such change."""
+    if previous is None or sub.name:
+        return None
+    core = _core(event)
+    if core is None or core != _core(previous):
+        return None
+    return dataclasses.replace(sub, old=core[0], new=core[1], lead="", at_line_end=False, fallback=None,
+                               typed_only=True, near=False, wrapped=False, call=False, around=("", ""))
+
+
+_ANY_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+\.)(\d+)(?![\w.])")
+
+
+def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
+    """A version bumped in its last number (`'2.13.0'` → `'2.13.1'`) whose old text stands nowhere ahead: the same
+    bump of the next version after the cursor written between the same characters with the same last number
+    (`'2.46.0'` → `'2.46.1'`, a pinned dependency released with it), or None."""
+    old, new = _ANY_VERSION.fullmatch(sub.old), _ANY_VERSION.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1) or old.group(2) == new.group(2):
+        return None
+    if any(start >= cursor for start, _ in _matches(sub, text)):
+        return None  # the version itself stands ahead (in a region or role the edit's rules refused)
+    for found in _ANY_VERSION.finditer(text, cursor):
+        start, end = found.span()
+        if found.group(2) == old.group(2) and (text[start - 1:start], text[end:end + 1]) == sub.around:
+            return TextEdit(found.start(2), end, new.group(2))
+    return None
+
+
+#: The fewest distinct names (keywords and `self` / `this` aside) of a single line rewritten where it recurs at another
+#: indentation: a short line recurs in other blocks by chance.
+MIN_DEEPER_NAMES = 4
+#: The fewest names the old lines of a rewrite must hold for their verbatim copies to be rewritten the same way (a
+#: `body,` or a `}` stands everywhere).
+MIN_LINE_NAMES = 2
+
+
+def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
+    """The event's lines rewritten the same way where its old lines stand again, verbatim and at the same indentation
+    (the same statement at the same depth), first after the cursor's line (`[CALL]: { deprecated: ["22.9.0"] },`
+    spread over four lines, a call given one more argument on a line of its own): for a rewrite of several spans
+    that is no substitution of tokens but whose lines recur whole. None when they recur nowhere ahead, hold fewer
+    than MIN_LINE_NAMES names of two letters or more (`code += `}\\n`` holds one), change one span only (a
+    substitution's rules repeat it or refuse it on purpose), or look still being typed."""
+    old, new = event.old.splitlines(), event.new.splitlines()
+    if not old or not new or len(old) > MAX_RUN_LINES or len(new) > MAX_RUN_LINES:
+        return None
+    bare = [line.strip() for line in old]
+    if not bare[0] or not bare[-1] or bare == [line.strip() for line in new] \
+            or sum(_is_name(t) and len(t) > 1 for t in _tokens(" ".join(bare))) < MIN_LINE_NAMES:
+        return None
+    a, b = _tokens(event.old), _tokens(event.new)
+    if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2 \
+            and len(old) == len(new):
+        return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
+    last = event.new.rstrip()[-1:]
+    sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`
+    # an argument added on a line of its own after the last one, both ending in `,` (`"...",` then `stacklevel=2,`):
+    # a list with a trailing comma, complete
+    trailing = last == "," and len(new) > len(old) and new[-2].rstrip().endswith(",") \
+        and not any(_balanced(new[-1])) and bool(new[-1].strip(" \t,"))
+    if (last in _UNFINISHED and not event.old.rstrip().endswith(last) and not sentence and not trailing) \
+            or (_balanced(event.old) != _balanced(event.new) and any(_balanced(event.new))):
+        return None  # still being typed
+    indent = old[0][:len(old[0]) - len(old[0].lstrip())]
+    newline = "\r\n" if "\r\n" in text else "\n"
+    begin = text.find("\n", cursor)
+    # the same lines at the same indentation (the same statement at the same depth); a single line also at another
+    # depth, where it stands nowhere at the same (`/** @type {import("eslint").Rule.Node} */` one block deeper), when
+    # it holds enough names of its own not to recur there by chance (`await self.on_connect()` does)
+    own = {t for t in _tokens(bare[0]) if _is_name(t) and t not in KEYWORDS and t not in _RECEIVERS}
+    for anywhere in (False, True) if len(old) == 1 and len(own) >= MIN_DEEPER_NAMES else (False,):
+        at = text.find(bare[0], begin + 1) if begin >= 0 else -1
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            lines = text[start:].split("\n", len(old))[:len(old)]
+            here = text[start:at]
+            if (here == indent or (anywhere and not here.strip())) and [line.strip() for line in lines] == bare:
+                body = newline.join(here + line[len(indent):] if line.startswith(indent) else line for line in new)
+                end = start + sum(map(len, lines)) + len(lines) - 1
+                if lines[-1].endswith("\r"):
+                    end -= 1
+                return TextEdit(start, end, body)
+            at = text.find(bare[0], at + 1)
+    return None
