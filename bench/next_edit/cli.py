@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
 
 from .tasks import Task, expand, stable_fraction
@@ -162,9 +163,17 @@ def main(argv: list[str] | None = None) -> int:
         listings = data.pop("listings")
         path = write_results(f"{args.output}-{args.split}", data)
         print(f"wrote {path}")
-        for name, text in listings.items():
-            # the misses and false positives of each mode, task by task (for dev: what a rule has to fix)
-            misses = path.with_name(f"{args.output}-{args.split}-{name}-misses.txt")
-            misses.write_text(text, encoding="utf-8")
+        for misses in write_listings(path, listings):
             print(f"wrote {misses}")
     return 0
+
+
+def write_listings(results: Path, listings: dict[str, str]) -> list[Path]:
+    """The misses and false positives of each mode, task by task (for dev: what a rule has to fix), beside the
+    results file and named after it, so that `--output` may also be a path outside bench/results/."""
+    written = []
+    for name, text in listings.items():
+        misses = results.with_name(f"{results.stem}-{name}-misses.txt")
+        misses.write_text(text, encoding="utf-8")
+        written.append(misses)
+    return written

@@ -9,7 +9,7 @@ import pytest
 
 from bench.next_edit import tasks as T
 from bench.next_edit.build import load_records
-from bench.next_edit.cli import BASE_OPTIONS, load_tasks, mode_table
+from bench.next_edit.cli import BASE_OPTIONS, load_tasks, mode_table, write_listings
 from bench.next_edit.harness import apply_edit, offset_of, overlaps, run_mode
 from bench.next_edit.report import listing, measures
 from bench.next_edit.scripted import FORMS, ScriptedModel
@@ -122,6 +122,14 @@ def test_the_listing_names_each_substitution_like_miss_and_false_positive() -> N
     assert "+    name = kind(shape).__name__" in text  # the proposed edit, as a diff
     assert none.task_id not in text  # nothing proposed where nothing was due: neither
     assert listing(tasks, [outcome(none, wrong, False, False)]).startswith(f"== {none.task_id} (false positive;")
+
+
+def test_the_listings_are_written_beside_the_results_also_outside_bench_results(tmp_path) -> None:
+    # `--output /tmp/x` wrote /tmp/x-dev.json and then failed to name its listings (a path is not a file name)
+    results = tmp_path / "check-dev.json"
+    written = write_listings(results, {"propagation": "== a miss\n", "scripted-sweep": ""})
+    assert written == [tmp_path / "check-dev-propagation-misses.txt", tmp_path / "check-dev-scripted-sweep-misses.txt"]
+    assert written[0].read_text(encoding="utf-8") == "== a miss\n"
 
 
 def test_committed_data_has_four_languages_and_both_splits() -> None:
