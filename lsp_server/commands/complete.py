@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import logging
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from engine.languages import language_id_for_path
 
@@ -26,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, help="token budget of the completion")
     parser.add_argument("--multiline", choices=("auto", "always", "never"), help="single- or multi-line policy")
     parser.add_argument("--config", help="config file (default: ~/.config/infill/config.toml)")
-    parser.add_argument("--quiet", action="store_true", help="print nothing but the completion")
+    parser.add_argument("--quiet", action="store_true", help="print nothing but the completion (and errors)")
 
 
 def parse_location(value: str) -> tuple[Path, int, int]:
@@ -88,6 +90,21 @@ class StderrStatus:
             self.say(event.detail)
 
 
+@contextlib.contextmanager
+def only_errors_logged() -> Iterator[None]:
+    """`--quiet`: the engine's and the server's warnings stay off stderr too (the default model's note that it is
+    used prefix-only came with every run, and a slow llama-server's shutdown); errors still show."""
+    loggers = [logging.getLogger(name) for name in ("engine", "lsp_server")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
 async def complete_at(path: Path, line: int, col: int, language: str, overrides: dict[str, Any],
                       config_path: Path | None, status: StderrStatus) -> str | None:
     from engine.errors import ConfigError
@@ -139,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         return 1
     status = StderrStatus(args.quiet)
     try:
-        text = asyncio.run(complete_at(path, line, col, language_for(path, args.language), cli_overrides(args),
-                                       Path(args.config) if args.config else None, status))
+        with only_errors_logged() if args.quiet else contextlib.nullcontext():
+            text = asyncio.run(complete_at(path, line, col, language_for(path, args.language), cli_overrides(args),
+                                           Path(args.config) if args.config else None, status))
     except (InfillError, ValueError, OSError) as exc:
         print(f"infill complete: {exc}", file=sys.stderr)
         return 2
