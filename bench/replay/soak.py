@@ -22,10 +22,10 @@ keystroke → suggestion median and p95 (answers with a suggestion). At the end 
   a shorter run) and the last one.
 Prints a table, writes JSON (bench/results/soak-<time>.json); `--check` exits 1 when a check fails.
 
-`--loopback` replaces the model by the fuzz's scripted loopback server (bench/reliability/lsp_fuzz.py, no faults):
-with `--cps 200 --line-pause 0 --accept-pause 0` thousands of requests run in a few minutes on little CPU, which is
-how to hunt what grows in the server (latency figures then mean nothing). With `INFILL_TRACEMALLOC=<frames>` in the
-environment the server traces its allocations (lsp_server/memory_probe.py) and each sample also records
+`--loopback` replaces the model by the fuzz's scripted loopback server (bench/reliability/lsp_fuzz/backend.py, no
+faults): with `--cps 200 --line-pause 0 --accept-pause 0` thousands of requests run in a few minutes on little CPU,
+which is how to hunt what grows in the server (latency figures then mean nothing). With `INFILL_TRACEMALLOC=<frames>`
+in the environment the server traces its allocations (lsp_server/memory_probe.py) and each sample also records
 `infill/memory`: live traced memory, glibc malloc's figures and object counts; the report's `memory` holds the
 allocation sites that grew most between the first sample after the warm-up and the last one.
 
@@ -232,7 +232,8 @@ class Soak:
              *(["--model", args.model] if args.model else []), *(["--binary", args.binary] if args.binary else [])])
         self.samples: list[Sample] = []
         self.kids: set[int] = set()
-        #: `--loopback`: the scripted model server (bench/reliability/lsp_fuzz.py) and its llama-server root URL.
+        #: `--loopback`: the scripted model server (bench/reliability/lsp_fuzz/backend.py) and its llama-server
+        #: root URL.
         self.loopback: Any = None
         #: The first and the last `infill/memory` answers (INFILL_TRACEMALLOC set).
         self.memory: list[dict[str, Any]] = []

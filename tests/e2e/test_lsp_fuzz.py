@@ -1,6 +1,6 @@
 """Seeded LSP fuzzing in CI: ~1,000 random actions per position encoding against the recording, misbehaving loopback
-backend, with the prompt oracle (bench/reliability/lsp_fuzz.py has the harness, the oracle and the long mode). Every
-problem the run counted fails the test with its figures; the seed makes a failure reproducible:
+backend, with the prompt oracle (the package bench/reliability/lsp_fuzz/ has the harness, the oracle and the long
+mode). Every problem the run counted fails the test with its figures; the seed makes a failure reproducible:
 `python3 -m bench.reliability.lsp_fuzz --actions 1000 --seeds 11 --check`."""
 
 from __future__ import annotations
