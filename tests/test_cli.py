@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from engine import __version__
 from engine.languages import default_stop_words, default_table
 from lsp_server.cli import main
+from lsp_server.commands.complete import only_errors_logged
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -91,3 +93,15 @@ def test_languages_reports_a_bad_settings_file(tmp_path, capsys):
     assert "languages.mylang.line_comment" in capsys.readouterr().err
     assert main(["languages", "--config", str(tmp_path / "missing.toml")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_complete_quiet_keeps_warnings_out_and_errors_in(caplog):
+    # `infill complete --quiet`: the default model's prefix-only warning came with every run
+    engine = logging.getLogger("engine.models")
+    before = logging.getLogger("engine").level
+    with only_errors_logged():
+        engine.warning("the model has no FIM tokens")
+        engine.error("llama-server could not start")
+    engine.warning("a warning after the command")
+    assert logging.getLogger("engine").level == before  # the levels are given back
+    assert [r.getMessage() for r in caplog.records] == ["llama-server could not start", "a warning after the command"]
