@@ -132,9 +132,11 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
     """A statement of several lines, or a run of up to `MAX_REPEATED_RUN` statements of several lines in all, that
     the model writes again right after itself, at the same indentation and the same line for line (real-code
     benchmark, one-line holes: `if !c.IsAvailableCommand() {` / `continue` / `}` four times; `message = …` and an
-    `if` block, twice), is a loop, not code: the item ends before the first repeat. One line written twice is left to
-    `remove_repetitive_lines` (code repeats a short line on purpose: `i++`, `out.write("\\n")`), and so are lines
-    inside brackets: the rows of a table or a literal repeat on purpose (the cut simulation: rich's box drawings)."""
+    `if` block, twice), is a loop, not code: the item ends before the first repeat. So is one line written three times
+    in a row (the default model at an empty function body: `print("Hello")` six times, which the rule for runs showed
+    as two lines). One line written twice stays (code repeats a short line on purpose: `i++`, `out.write("\\n")`), and
+    so do lines inside brackets: the rows of a table or a literal repeat on purpose (the cut simulation: rich's box
+    drawings)."""
     lines = text.split("\n")
     if len(lines) < 4:
         return text
@@ -152,4 +154,7 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
             run = _code(lines[start:ends[size]])
             if len(run) >= 2 and _code(lines[ends[size]:ends[2 * size]]) == run:
                 return "\n".join(lines[:ends[size]]).rstrip()
+            if size == 1 and len(run) == 1 and len(ends) > 3 and _code(lines[ends[1]:ends[2]]) == run \
+                    and _code(lines[ends[2]:ends[3]]) == run:
+                return "\n".join(lines[:ends[1]]).rstrip()
     return text

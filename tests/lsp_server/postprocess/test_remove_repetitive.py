@@ -92,6 +92,17 @@ def test_one_line_repeats_and_different_statements_stay():
     assert remove_repeated_statement(item, c) == item
 
 
+def test_one_line_written_three_times_is_a_loop_and_keeps_its_first():
+    # The default model at `def f():` / an indented empty line: `print("Hello")` six times, shown as two lines.
+    c = ctx("def f():\n    ║\n")
+    item = "\n    ".join(['print("Hello")'] * 6)
+    assert remove_repeated_statement(item, c) == 'print("Hello")'
+    assert remove_repeated_statement("i += 1\n    i += 1\n    i += 1\n    return i", c) == "i += 1"
+    # twice stays (code repeats a short line on purpose), and so does a line whose third copy is another statement
+    twice = "i += 1\n    i += 1\n    return i\n    x = 2"
+    assert remove_repeated_statement(twice, c) == twice
+
+
 def test_rows_inside_brackets_are_data_not_statements():
     # The cut simulation (rich/box.py): a box drawing whose rows repeat in pairs is not a loop.
     c = ctx("║\n")
