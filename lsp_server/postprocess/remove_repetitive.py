@@ -138,7 +138,7 @@ def remove_repeated_statement(text: str, ctx: PostprocessContext) -> str | None:
     so do lines inside brackets: the rows of a table or a literal repeat on purpose (the cut simulation: rich's box
     drawings)."""
     lines = text.split("\n")
-    if len(lines) < 4:
+    if len(lines) < 3:
         return text
     widths = [indent_width(ctx.line_prefix + lines[0])] + [indent_width(line) for line in lines[1:]]
     depths = _depths(lines)

@@ -98,6 +98,7 @@ def test_one_line_written_three_times_is_a_loop_and_keeps_its_first():
     item = "\n    ".join(['print("Hello")'] * 6)
     assert remove_repeated_statement(item, c) == 'print("Hello")'
     assert remove_repeated_statement("i += 1\n    i += 1\n    i += 1\n    return i", c) == "i += 1"
+    assert remove_repeated_statement('print("hello")\n    print("hello")\n    print("hello")', c) == 'print("hello")'
     # twice stays (code repeats a short line on purpose), and so does a line whose third copy is another statement
     twice = "i += 1\n    i += 1\n    return i\n    x = 2"
     assert remove_repeated_statement(twice, c) == twice
