@@ -6,7 +6,9 @@ the reader loop before pygls knows the message id, so the request is never answe
 `"jsonrpc": "2.0"` and any request after `shutdown` are dropped as well, and requests before `initialize` run
 against a workspace that does not exist yet. LSP wants an error response for each: -32602 InvalidParams, -32600
 InvalidRequest, -32002 ServerNotInitialized. Here the object hook leaves every object as a dict, and the whole
-message is structured in `handle_message`, where its id is known.
+message is structured in `handle_message`, where its id is known. What has no id to answer — a body that is not
+JSON, a message that is not an object, a request whose id is not an integer or a string — is answered with id null,
+as JSON-RPC 2.0 says; a notification's method sent with an id (pygls ran it and answered nothing) gets -32601.
 
 Errors are logged, not shown: pygls logs a traceback for every error answer (including expected ones such as
 -32803 RequestFailed) and turns handler exceptions into `window/showMessage` popups; an expected error is a log line,
@@ -23,7 +25,7 @@ from typing import Any, Awaitable, Protocol, cast
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
-                              JsonRpcMethodNotFound, JsonRpcRequestCancelled,
+                              JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
                               JsonRpcServerNotInitialized)
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
@@ -73,15 +75,23 @@ class AnsweringProtocol(LanguageServerProtocol):
             # pygls may hand over an already structured message (tests, other transports).
             if hasattr(message, "jsonrpc"):
                 self._dispatch(message)
-            else:
-                log.warning("ignored a JSON-RPC message that is not an object: %.200r", message)
+            else:  # JSON-RPC: an invalid request is answered with id null (LSP has no batches: `[...]` too)
+                self._answer_unidentified(JsonRpcInvalidRequest(
+                    f"a JSON-RPC message must be an object, not {type(message).__name__}"))
             return
         has_id = "id" in message
         msg_id = message.get("id")
         method = message.get("method")
         is_request = has_id and "method" in message
         if has_id and not _valid_id(msg_id):
-            log.warning("ignored a JSON-RPC message with an invalid id %.100r", msg_id)
+            if "method" in message:  # a request whose id cannot be echoed: JSON-RPC answers it with id null
+                self._answer_unidentified(JsonRpcInvalidRequest(
+                    f"{method}: the id must be an integer or a string, not {msg_id!r:.50}"))
+            else:
+                log.warning("ignored a JSON-RPC response with an invalid id %.100r", msg_id)
+            return
+        if not has_id and "method" not in message:
+            self._answer_unidentified(JsonRpcInvalidRequest("a JSON-RPC message needs a method or an id"))
             return
         if message.get("jsonrpc") != JSONRPC:
             if is_request:
@@ -121,6 +131,10 @@ class AnsweringProtocol(LanguageServerProtocol):
             else:
                 log.warning("ignored %s: invalid params (%s)", method or "a message", problem)
             return
+        if is_request and not hasattr(structured, "id"):
+            # a notification's method with an id: pygls would run it as a notification and never answer
+            self._answer_error(msg_id, JsonRpcMethodNotFound(f"{method} is a notification; it takes no id"))
+            return
         if is_request and method == types.SHUTDOWN:
             self.shutdown_requested = True
         if is_request and method == types.INITIALIZE:
@@ -146,6 +160,14 @@ class AnsweringProtocol(LanguageServerProtocol):
             if getattr(message, "method", None) is not None and _valid_id(msg_id) \
                     and msg_id not in self._request_futures:
                 self._answer_error(msg_id, JsonRpcInternalError("the server could not handle the request"))
+
+    def answer_parse_error(self, exc: Exception) -> None:
+        self._answer_unidentified(JsonRpcParseError(f"the message is not JSON: {_first_line(exc)}"))
+
+    def _answer_unidentified(self, error: JsonRpcException) -> None:
+        """An error about a message whose id is unknown: JSON-RPC's `"id": null` (pygls leaves a None id out)."""
+        log.warning("answered a message without a usable id with error %d: %s", error.code, error.message)
+        self._send_data({"jsonrpc": JSONRPC, "id": None, "error": {"code": error.code, "message": error.message}})
 
     def _answer_error(self, msg_id: Any, error: JsonRpcException) -> None:
         log.warning("answered request %s with error %d: %s", msg_id, error.code, error.message)
@@ -241,7 +263,10 @@ async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: t
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:
-            log.warning("ignored a message that is not JSON (%s)", exc)
+            if isinstance(protocol, AnsweringProtocol):  # JSON-RPC: a parse error is answered with id null
+                protocol.answer_parse_error(exc)
+            else:
+                log.warning("ignored a message that is not JSON (%s)", exc)
             continue
         try:
             protocol.handle_message(message)

@@ -132,6 +132,25 @@ async def test_malformed_frames_do_not_lose_the_next_message(session: Session):
     assert "Traceback" not in session.server.log_text()
 
 
+async def test_messages_without_a_usable_id_are_answered_with_id_null(session: Session):
+    # JSON-RPC 2.0: a parse error or an invalid request whose id cannot be known is answered with "id": null
+    session.client.raw(b"{not json")
+    session.client.raw(b"[]")
+    session.client.send({"jsonrpc": "2.0", "id": [1], "method": "shutdown"})
+    session.client.send({"jsonrpc": "2.0", "id": 1.5, "method": "infill/stats", "params": {}})
+    answer = await session.ask("infill/stats", {})  # answered after the four: the server reads in order
+    assert "result" in answer  # and the `shutdown` with a list for its id did not shut the server down
+    assert session.client.unidentified_errors == {-32700: 1, -32600: 3}
+    assert session.client.unknown_answers == 0
+
+
+async def test_a_notification_sent_as_a_request_gets_method_not_found(session: Session):
+    uri = session.open("x = 1\n")
+    answer = await session.ask("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert answer["error"]["code"] == -32601 and "notification" in answer["error"]["message"]
+    assert (await session.ask("infill/stats", {}))["result"]["documents"] == 1  # not run as the notification
+
+
 async def test_request_after_shutdown_is_invalid_request():
     s = await start()
     try:

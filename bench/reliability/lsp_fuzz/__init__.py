@@ -25,7 +25,9 @@ requests that fit no request; `empty_prefix` those of them whose text before the
 before the cursor was not (issue 27).
 
 Also checked (each a count in the report; the test suite asserts them, `--check` here too):
-- every request answered exactly once, no answer to an unknown id, no -32603 InternalError;
+- every request answered exactly once, no answer to an unknown id, no -32603 InternalError; a message with no id
+  the server can echo (a body that is not JSON, one that is not an object, an id that is not an integer or a
+  string) answered once with `"id": null`; a notification's method sent with an id answered with -32601;
 - no text of an excluded file (a `.env`, a `secret_*` file) reached the backend;
 - no completion failed for a reason other than the injected backend faults (a bad setting never stops completions);
 - no `window/showMessage` popup except one per bad setting; every backend stream closed by the end;

@@ -32,6 +32,9 @@ class Client:
         self.errors: dict[int, int] = {}
         self.error_messages: list[str] = []
         self.unknown_answers = 0
+        #: JSON-RPC's `"id": null` error answers (to a body that is not JSON, a message that is not an object, a
+        #: request whose id is not an integer or a string), by error code.
+        self.unidentified_errors: dict[int, int] = {}
         self.show_messages: list[str] = []
         self.notifications: dict[str, int] = {}
         self.server_requests: dict[str, int] = {}
@@ -106,6 +109,10 @@ class Client:
                 self.show_messages.append(message["params"].get("message", ""))
             return
         msg_id = message.get("id")
+        if msg_id is None and isinstance(message.get("error"), dict):
+            code = message["error"].get("code")
+            self.unidentified_errors[code] = self.unidentified_errors.get(code, 0) + 1
+            return
         self.answers[msg_id] = self.answers.get(msg_id, 0) + 1
         entry = self.pending.pop(msg_id, None)
         if entry is None:

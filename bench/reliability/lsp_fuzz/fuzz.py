@@ -44,6 +44,8 @@ class Fuzz(PromptOracle):
         self.vary = vary
         self.protocol = self.rng.choice(protocols)
         self.counts: dict[str, int] = {}
+        #: Messages sent that have no id the server can echo: each must get one `"id": null` error answer.
+        self.unidentified = 0
         self.bad_settings = 0
         self.rss: list[int] = []
         self.uri_counter = 0
@@ -262,12 +264,14 @@ class Fuzz(PromptOracle):
 
     def malformed(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
-        choice = self.rng.randrange(14)
+        choice = self.rng.randrange(16)
         position = {"line": 0, "character": 0}
-        if choice == 0:
+        if choice == 0:  # answered with id null: -32700
             client.raw(b"{not json")
-        elif choice == 1:
+            self.unidentified += 1
+        elif choice == 1:  # answered with id null: -32600
             client.raw(self.rng.choice([b"[]", b"[1, 2]", b"42", b'"text"', b"null", b"{}"]))
+            self.unidentified += 1
         elif choice == 2:  # no context
             client.request("textDocument/inlineCompletion", {"textDocument": {"uri": uri}, "position": position})
         elif choice == 3:
@@ -302,6 +306,12 @@ class Fuzz(PromptOracle):
             client.notify("textDocument/didChange", {"textDocument": {"uri": self.new_uri(), "version": 2},
                                                      "contentChanges": [{"range": {"start": position,
                                                                                    "end": position}, "text": "x"}]})
+        elif choice == 14:  # a notification's method with an id: -32601, and the save is not run
+            client.request("textDocument/didSave", {"textDocument": {"uri": uri}})
+        elif choice == 15:  # an id LSP does not allow: answered with id null, -32600
+            bad_id = self.rng.choice([[1], 1.5, True, None, {"n": 1}])
+            client.send({"jsonrpc": "2.0", "id": bad_id, "method": "infill/stats", "params": {}})
+            self.unidentified += 1
         else:
             client.notify("$/cancelRequest", {"id": 10 ** 9})
         self.count("malformed")
@@ -411,6 +421,8 @@ class Fuzz(PromptOracle):
             "requests": client.next_id, "unanswered": len(unanswered),
             "unanswered_methods": sorted({e["method"] for e in unanswered.values()}),
             "answered_twice": duplicated, "answers_to_unknown_ids": client.unknown_answers,
+            "unidentified_sent": self.unidentified, "unidentified_answered": sum(client.unidentified_errors.values()),
+            "unidentified_codes": {str(k): v for k, v in sorted(client.unidentified_errors.items())},
             "error_codes": {str(k): v for k, v in sorted(client.errors.items())},
             "internal_errors": client.errors.get(INTERNAL_ERROR, 0),
             "backend_calls": len(backend.calls), "backend_modes": backend.modes,

@@ -26,6 +26,9 @@ def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
                 "items_misplaced"):
         if report[key]:
             out.append(f"{key}: {report[key]}")
+    if report["unidentified_answered"] != report["unidentified_sent"]:
+        out.append(f"{report['unidentified_answered']} id-null answers to {report['unidentified_sent']} messages "
+                   "without a usable id")
     if report["popups_not_about_settings"]:
         out.append(f"popups: {report['popups_not_about_settings']}")
     if report["show_message_popups"] > report["bad_settings"]:
