@@ -162,7 +162,8 @@ class AnsweringProtocol(LanguageServerProtocol):
                 self._answer_error(msg_id, JsonRpcInternalError("the server could not handle the request"))
 
     def answer_parse_error(self, exc: Exception) -> None:
-        self._answer_unidentified(JsonRpcParseError(f"the message is not JSON: {_first_line(exc)}"))
+        problem = "it is nested too deeply to read" if isinstance(exc, RecursionError) else _first_line(exc)
+        self._answer_unidentified(JsonRpcParseError(f"the message is not JSON: {problem}"))
 
     def _answer_unidentified(self, error: JsonRpcException) -> None:
         """An error about a message whose id is unknown: JSON-RPC's `"id": null` (pygls leaves a None id out)."""
@@ -262,7 +263,7 @@ async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: t
             return
         try:
             message = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep to read
             if isinstance(protocol, AnsweringProtocol):  # JSON-RPC: a parse error is answered with id null
                 protocol.answer_parse_error(exc)
             else:

@@ -230,6 +230,30 @@ class InfillServer(LanguageServer):
         finally:
             self.shutdown()
 
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's TCP server with Infill's reader, as for stdio: the same framing, answers and errors whichever
+        transport the client chose (pygls's own loop loses messages after a malformed frame)."""
+        log.info("starting the TCP server on %s:%s", host, port)
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            try:
+                await read_messages(reader, self.protocol, stop_event)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                log.error("the connection to the client is lost: shutting down")
+            self.shutdown()
+
+        async def serve() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(serve())
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            pass
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
         protocol logs them instead (an edit of an unopened document is not worth interrupting the user for)."""

@@ -266,8 +266,8 @@ class Fuzz(PromptOracle):
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
         choice = self.rng.randrange(16)
         position = {"line": 0, "character": 0}
-        if choice == 0:  # answered with id null: -32700
-            client.raw(b"{not json")
+        if choice == 0:  # answered with id null: -32700 (also when nested too deeply for the JSON reader)
+            client.raw(self.rng.choice([b"{not json", b"[" * 100_000 + b"]" * 100_000]))
             self.unidentified += 1
         elif choice == 1:  # answered with id null: -32600
             client.raw(self.rng.choice([b"[]", b"[1, 2]", b"42", b'"text"', b"null", b"{}"]))
