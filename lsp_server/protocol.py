@@ -165,6 +165,10 @@ class AnsweringProtocol(LanguageServerProtocol):
         problem = "it is nested too deeply to read" if isinstance(exc, RecursionError) else _first_line(exc)
         self._answer_unidentified(JsonRpcParseError(f"the message is not JSON: {problem}"))
 
+    def answer_too_large(self, length: int) -> None:
+        self._answer_unidentified(JsonRpcInvalidRequest(
+            f"a message of {length} bytes is larger than the {MAX_MESSAGE_BYTES} this server reads; it was dropped"))
+
     def _answer_unidentified(self, error: JsonRpcException) -> None:
         """An error about a message whose id is unknown: JSON-RPC's `"id": null` (pygls leaves a None id out)."""
         log.warning("answered a message without a usable id with error %d: %s", error.code, error.message)
@@ -232,6 +236,22 @@ class Reader(Protocol):
     def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
+#: A frame whose Content-Length is larger than this is read in pieces, dropped and answered with an error (id null).
+#: Reading it whole asked Python for that much memory at once: a Content-Length of 10^12 ended the server.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+_SKIP_CHUNK = 1024 * 1024
+
+
+async def _skip(reader: Reader, length: int) -> bool:
+    """Read and drop `length` bytes in pieces; False when the client closed the pipe first."""
+    while length > 0:
+        piece = await reader.readexactly(min(length, _SKIP_CHUNK))
+        if not piece:
+            return False
+        length -= len(piece)
+    return True
+
+
 async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: threading.Event) -> None:
     """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
     ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
@@ -257,6 +277,12 @@ async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: t
                     length = None
         if length is None or length < 0:
             log.warning("ignored a frame without a valid Content-Length header")
+            continue
+        if length > MAX_MESSAGE_BYTES:
+            if not await _skip(reader, length):
+                return
+            if isinstance(protocol, AnsweringProtocol):
+                protocol.answer_too_large(length)
             continue
         body = await reader.readexactly(length)
         if len(body) < length:

@@ -1,0 +1,78 @@
+"""The reader loop (`read_messages`) on frames an editor never sends but a fuzzer or a broken client may."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from types import SimpleNamespace
+from typing import Any
+
+from pygls.protocol import default_converter
+
+from lsp_server.protocol import MAX_MESSAGE_BYTES, AnsweringProtocol, read_messages
+
+
+class Pipe:
+    """The reader side of stdin over bytes, reporting the largest read asked for."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos, self.largest_read = data, 0, 0
+
+    async def readline(self) -> bytes:
+        end = self.data.find(b"\n", self.pos)
+        end = len(self.data) if end < 0 else end + 1
+        line, self.pos = self.data[self.pos:end], end
+        return line
+
+    async def readexactly(self, n: int) -> bytes:
+        if n > 2 ** 31:  # as stdin.read(n) does: it asks for n bytes of memory before it reads
+            raise MemoryError
+        self.largest_read = max(self.largest_read, n)
+        out = self.data[self.pos:self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+class Recorder(AnsweringProtocol):
+    def __init__(self) -> None:
+        super().__init__(SimpleNamespace(name="infill-test", version="0"), default_converter())
+        self.handled: list[Any] = []
+        self.unidentified: list[tuple[int, str]] = []
+
+    def handle_message(self, message: Any) -> None:
+        self.handled.append(message)
+
+    def _answer_unidentified(self, error: Any) -> None:
+        self.unidentified.append((error.code, error.message))
+
+
+def frame(body: bytes, length: int | None = None) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % (len(body) if length is None else length) + body
+
+
+def read(data: bytes) -> tuple[Recorder, Pipe]:
+    protocol, pipe = Recorder(), Pipe(data)
+    asyncio.run(read_messages(pipe, protocol, threading.Event()))
+    return protocol, pipe
+
+
+def test_a_frame_over_the_limit_is_read_in_pieces_dropped_and_answered():
+    big = b"x" * (MAX_MESSAGE_BYTES + 1)
+    protocol, pipe = read(frame(big) + frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))
+    assert pipe.largest_read < MAX_MESSAGE_BYTES  # never asked for the whole frame at once
+    assert [code for code, _ in protocol.unidentified] == [-32600]
+    assert str(MAX_MESSAGE_BYTES + 1) in protocol.unidentified[0][1]
+    assert protocol.handled == [{"jsonrpc": "2.0", "method": "initialized", "params": {}}]  # the next frame is read
+
+
+def test_a_huge_content_length_with_no_body_ends_the_loop_quietly():
+    # a Content-Length of 10^12 made stdin.read() ask for a terabyte: MemoryError ended the server
+    protocol, _ = read(frame(b"{}", length=10 ** 12))
+    assert protocol.handled == [] and protocol.unidentified == []
+
+
+def test_a_body_nested_too_deeply_is_a_parse_error_and_the_next_frame_is_read():
+    protocol, _ = read(frame(b"[" * 100_000 + b"]" * 100_000) + frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
+    assert [code for code, _ in protocol.unidentified] == [-32700]
+    assert "nested too deeply" in protocol.unidentified[0][1]
+    assert protocol.handled == [{"jsonrpc": "2.0", "method": "exit"}]
