@@ -28,7 +28,7 @@ from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInv
                               JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
                               JsonRpcServerNotInitialized)
 from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage, JsonRPCResponseMessage
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from engine.errors import InfillError
 
@@ -252,10 +252,11 @@ async def _skip(reader: Reader, length: int) -> bool:
     return True
 
 
-async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: threading.Event) -> None:
+async def read_messages(reader: Reader, protocol: AnsweringProtocol, stop_event: threading.Event) -> None:
     """The base protocol's framing, forgiving where pygls's loop loses messages: header names in any case, lines
     ending in LF alone, stray blank or garbage lines before a header, a missing or bad Content-Length. A body that
-    is not JSON is logged and skipped; the next frame is read as usual."""
+    is not JSON (or nested too deeply to read) and a frame over `MAX_MESSAGE_BYTES` are answered with an error and
+    id null; the next frame is read as usual."""
     while not stop_event.is_set():
         length: int | None = None
         seen_header = False
@@ -281,8 +282,7 @@ async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: t
         if length > MAX_MESSAGE_BYTES:
             if not await _skip(reader, length):
                 return
-            if isinstance(protocol, AnsweringProtocol):
-                protocol.answer_too_large(length)
+            protocol.answer_too_large(length)
             continue
         body = await reader.readexactly(length)
         if len(body) < length:
@@ -290,10 +290,7 @@ async def read_messages(reader: Reader, protocol: JsonRPCProtocol, stop_event: t
         try:
             message = json.loads(body)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep to read
-            if isinstance(protocol, AnsweringProtocol):  # JSON-RPC: a parse error is answered with id null
-                protocol.answer_parse_error(exc)
-            else:
-                log.warning("ignored a message that is not JSON (%s)", exc)
+            protocol.answer_parse_error(exc)
             continue
         try:
             protocol.handle_message(message)

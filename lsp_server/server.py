@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -23,7 +23,7 @@ from engine import __version__
 from engine.errors import ConfigError, InfillError
 
 from .next_edit import protocol as next_edit_protocol
-from .protocol import REQUEST_FAILED, AnsweringProtocol, read_messages
+from .protocol import MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, read_messages
 
 if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
     from .config import ServerSettings, SettingsStore
@@ -222,7 +222,7 @@ class InfillServer(LanguageServer):
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
-            asyncio.run(read_messages(reader, self.protocol, self._stop_event))
+            asyncio.run(read_messages(reader, cast(AnsweringProtocol, self.protocol), self._stop_event))
         except BrokenPipeError:
             log.error("the connection to the client is lost: shutting down")
         except (KeyboardInterrupt, SystemExit):
@@ -239,13 +239,16 @@ class InfillServer(LanguageServer):
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.protocol.set_writer(writer)
             try:
-                await read_messages(reader, self.protocol, stop_event)
+                await read_messages(reader, cast(AnsweringProtocol, self.protocol), stop_event)
             except (asyncio.IncompleteReadError, ConnectionError):
                 log.error("the connection to the client is lost: shutting down")
+            except Exception:  # e.g. a header line longer than the stream's limit: never a silent dead connection
+                log.exception("the connection to the client failed: shutting down")
             self.shutdown()
 
         async def serve() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
+            # a header line may be as long as a message may be (stdin's reader has no limit; asyncio's is 64 KiB)
+            self._server = await asyncio.start_server(connection, host, port, limit=MAX_MESSAGE_BYTES)
             async with self._server:
                 await self._server.serve_forever()
 

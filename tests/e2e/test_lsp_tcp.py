@@ -81,6 +81,7 @@ def test_tcp_answers_malformed_messages_and_keeps_serving():
             assert wire.answer(None)["error"]["code"] == -32700
             sock.sendall(b"content-length: 2\n\n[]")  # lower-case header, LF line ends: read, and answered
             assert wire.answer(None)["error"]["code"] == -32600
+            sock.sendall(b"X-Junk: " + b"x" * 100_000 + b"\r\n")  # a header line over asyncio's default limit
             wire.send({"jsonrpc": "2.0", "id": 2, "method": "infill/stats", "params": {}})
             assert wire.answer(2)["result"]["documents"] == 0
             wire.send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
