@@ -138,6 +138,9 @@ class AnsweringProtocol(LanguageServerProtocol):
         if is_request and method == types.SHUTDOWN:
             self.shutdown_requested = True
         if is_request and method == types.INITIALIZE:
+            if self.initialize_requested:  # LSP: "the initialize request may only be sent once"
+                self._answer_error(msg_id, JsonRpcInvalidRequest("initialize: the server is already initialized"))
+                return
             self.initialize_requested = True
         self._dispatch(structured)
 

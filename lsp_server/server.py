@@ -129,6 +129,8 @@ class InfillServer(LanguageServer):
         self._loaded = False
         #: InitializeParams kept for `load()`: the configuration they carry is applied there.
         self._initialize_params: types.InitializeParams | None = None
+        #: The process's exit code, from the `exit` notification: 0 after `shutdown`, 1 without it (LSP).
+        self.exit_code = 0
 
     def load(self) -> None:
         """Build the parts and apply the initial configuration, once; then end the garbage collector's pause."""
@@ -225,8 +227,10 @@ class InfillServer(LanguageServer):
             asyncio.run(read_messages(reader, cast(AnsweringProtocol, self.protocol), self._stop_event))
         except BrokenPipeError:
             log.error("the connection to the client is lost: shutting down")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit as exc:  # pygls's `exit` handler: sys.exit(0 after `shutdown`, else 1)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
         finally:
             self.shutdown()
 
@@ -254,8 +258,10 @@ class InfillServer(LanguageServer):
 
         try:
             asyncio.run(serve())
-        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+        except (asyncio.CancelledError, KeyboardInterrupt):
             pass
+        except SystemExit as exc:  # pygls's `exit` handler: sys.exit(0 after `shutdown`, else 1)
+            self.exit_code = exc.code if isinstance(exc.code, int) else 1
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the
@@ -670,9 +676,13 @@ def _value(value: Any):
     return give
 
 
-def main_stdio() -> None:
-    build_server().start_io()
+def main_stdio() -> int:
+    server = build_server()
+    server.start_io()
+    return server.exit_code
 
 
-def main_tcp(host: str, port: int) -> None:
-    build_server().start_tcp(host, port)
+def main_tcp(host: str, port: int) -> int:
+    server = build_server()
+    server.start_tcp(host, port)
+    return server.exit_code

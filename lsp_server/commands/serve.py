@@ -38,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     freeze_and_pause()  # no garbage collection until `initialize` is answered (lsp_server/startup.py says why)
     print(f"infill: listening on {host}:{port}", file=sys.stderr)
-    main_tcp(host, port)
-    return 0
+    return main_tcp(host, port)
 
 
 def run_stdio() -> int:
@@ -48,5 +47,4 @@ def run_stdio() -> int:
     from lsp_server.startup import freeze_and_pause
 
     freeze_and_pause()  # no garbage collection until `initialize` is answered (lsp_server/startup.py says why)
-    main_stdio()
-    return 0
+    return main_stdio()

@@ -167,6 +167,22 @@ async def test_request_after_shutdown_is_invalid_request():
         await s.backend.close()
 
 
+async def test_a_second_initialize_is_refused_and_exit_without_shutdown_exits_with_1():
+    # LSP: initialize "may only be sent once"; exit "with error code 1" when no shutdown came before it
+    s = await start()
+    try:
+        answer = await s.ask("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+        assert answer["error"]["code"] == -32600 and "already initialized" in answer["error"]["message"]
+        assert "result" in await s.ask("infill/stats", {})  # still serving
+        s.client.notify("exit", None)
+        await s.client.drain()
+        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 1
+    finally:
+        await s.client.stop_reading()
+        await s.server.stop()
+        await s.backend.close()
+
+
 async def test_requests_before_initialize_get_server_not_initialized():
     backend = Backend(random.Random(0), faults=False)
     endpoint = await backend.start()
