@@ -42,6 +42,24 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
+#: No LSP message nests this deep (initialize's capabilities and the settings reach about ten levels). A deeper one is
+#: refused before pygls structures it: that and every later walk over the params would recurse past Python's limit.
+MAX_DEPTH = 64
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
 def _describe(exc: BaseException) -> str:
     """What did not fit, with its path (`required field missing @ $.params.context`), from cattrs' errors."""
     if isinstance(exc, (cattrs.errors.ClassValidationError, cattrs.errors.IterableValidationError)):
@@ -117,6 +135,17 @@ class AnsweringProtocol(LanguageServerProtocol):
                 self._answer_error(msg_id, JsonRpcInvalidRequest(f"{method}: the server is shutting down"))
             else:
                 log.debug("ignored %s after shutdown", method)
+            return
+        if _too_deep(message):
+            problem = f"nested deeper than {MAX_DEPTH} levels"
+            if is_request:
+                self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: params {problem}"))
+            elif has_id and method is None:  # an answer to one of our requests: it fails, it does not hang
+                log.warning("malformed response to request %s: %s", msg_id, problem)
+                error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
+                self._handle_response(cast("str | int", msg_id), None, error)
+            else:
+                log.warning("ignored %s: %s", method or "a message", problem)
             return
         try:
             structured = self._structure(message)

@@ -229,8 +229,8 @@ class InfillServer(LanguageServer):
             log.error("the connection to the client is lost: shutting down")
         except KeyboardInterrupt:
             pass
-        except SystemExit as exc:  # pygls's `exit` handler: sys.exit(0 after `shutdown`, else 1)
-            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except SystemExit:  # pygls's `exit` handler
+            self.exit_code = self._exit_code()
         finally:
             self.shutdown()
 
@@ -260,8 +260,13 @@ class InfillServer(LanguageServer):
             asyncio.run(serve())
         except (asyncio.CancelledError, KeyboardInterrupt):
             pass
-        except SystemExit as exc:  # pygls's `exit` handler: sys.exit(0 after `shutdown`, else 1)
-            self.exit_code = exc.code if isinstance(exc.code, int) else 1
+        except SystemExit:  # pygls's `exit` handler
+            self.exit_code = self._exit_code()
+
+    def _exit_code(self) -> int:
+        """LSP: 0 when the `shutdown` request was received before `exit`, else 1. pygls's own code counts `shutdown`
+        only once its handler has finished, so an `exit` sent right behind it (not waiting for the answer) gave 1."""
+        return 0 if cast(AnsweringProtocol, self.protocol).shutdown_requested else 1
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """pygls shows a popup (`window/showMessage`) for each failed notification or unreadable message: the

@@ -183,6 +183,27 @@ async def test_a_second_initialize_is_refused_and_exit_without_shutdown_exits_wi
         await s.backend.close()
 
 
+async def test_params_nested_too_deeply_get_invalid_params_and_exit_right_after_shutdown_gives_0():
+    s = await start()
+    try:
+        nested: Any = 1
+        for _ in range(500):  # json.loads reads it; every later walk over it recursed towards Python's limit
+            nested = {"a": nested}
+        answer = await s.ask("textDocument/copilotInlineEdit", {"textDocument": {"uri": "file:///a.py", "version": 1},
+                                                               "position": {"line": 0, "character": 0},
+                                                               "context": nested})
+        assert answer["error"]["code"] == -32602 and "nested deeper than" in answer["error"]["message"]
+        s.client.request("shutdown")
+        s.client.notify("exit", None)  # right behind it, not waiting for the answer: `shutdown` was received
+        await s.client.drain()
+        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 0
+        assert "Traceback" not in s.server.log_text()
+    finally:
+        await s.client.stop_reading()
+        await s.server.stop()
+        await s.backend.close()
+
+
 async def test_requests_before_initialize_get_server_not_initialized():
     backend = Backend(random.Random(0), faults=False)
     endpoint = await backend.start()
