@@ -113,6 +113,29 @@ def _receiver_call(a: list[str], op: Op) -> Op:
     return tag, k, i2, j1 - (i1 - k), j2
 
 
+_CALLEE = re.compile(r"[^\W\d][\w$]*(?:\.[^\W\d][\w$]*)*\(\Z")
+
+
+def _call_head(a: list[str], b: list[str], op: Op, keywords: frozenset[str]) -> Op | None:
+    """`op` (the span over all of a hunk's changes) when it rewrites a call's head and keeps the rest of its
+    arguments: `flatMap(topLevels, ` → `topLevels.flatMap(`, `has(tokType` → `Object.hasOwn(tokType ?? {}` (a
+    helper made a method of its first argument). The old side is a function, `(` and a first argument that is one
+    name, which the new side keeps; both sides, on one line, leave the call's bracket open and close nothing. None
+    otherwise."""
+    _, i1, i2, j1, j2 = op
+    old, new = "".join(a[i1:i2]), "".join(b[j1:j2])
+    if "\n" in old or "\n" in new or _balanced(old) != (1, 0, 0) or _balanced(new) != (1, 0, 0):
+        return None
+    opener = old.find("(")
+    if not _CALLEE.match(old[:opener + 1]) or old.split(".")[0].split("(")[0] in keywords:
+        return None
+    k = i1 + len(_tokens(old[:opener + 1]))
+    if k >= i2 or not _is_name(a[k]) or a[k] in keywords or a[k] not in b[j1:j2]:
+        return None
+    rest = a[k + 1:i2] + a[i2:i2 + 1]
+    return op if rest[:1] == [","] else None
+
+
 def _named(a: list[str], b: list[str], op: Op) -> Op:
     """`op` widened to the right, within its line, to the first name after it when it begins with a built-in type and
     holds no other name: a type changed in a declaration is anchored by the declared name (`char *mode` → `ModeID
@@ -187,6 +210,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         found = _one_change(a, b, ops, repeated=True, keywords=keywords, language=language)
     if found is None and (len(ops) > 1 or _over_lines(a, b, ops[0])):
         # several spans, or one over lines (`Py_INCREF(Py_None);\n    return Py_None` → `Py_RETURN_NONE`): one change
+        head = _call_head(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]), keywords)
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         if sum(map(_is_name, a[union[1]:union[2]])) == 1:
             union = _receiver_call(a, union)  # `.slice(0, 10)` → `.split("T")[0]` after `toISOString()`
@@ -206,6 +230,9 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         elif _called(joined, "".join(b[union[3]:union[4]]), keywords):
             # `version` → `parseFloat(version)`, `gz_error` → `PREFIX(gz_error)`: the name's next use gets the call
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+        if head is not None:
+            # a call's head rewritten, its other arguments kept: the head alone is the change, top-down at every call
+            found = ("".join(a[head[1]:head[2]]), "".join(b[head[3]:head[4]]), head, 0, False)
     if found is None:
         return None
     sub = _made(found, a, b, ops, old, new, language)

@@ -1025,3 +1025,15 @@ def test_an_import_of_the_old_name_is_not_renamed_into_a_type_expression_or_a_na
     text = head + new + "    pass\n\ndef g(env: MutableMapping) -> None:\n    pass\n"
     edit = propagate(EditEvent("a.py", 3, old, new), text, len(head + new) - 1, "python")
     assert edit is not None and edit.start == text.rindex("MutableMapping")
+
+
+def test_a_calls_head_rewritten_is_made_at_the_next_call_whatever_its_other_arguments():
+    # a helper made a method of its first argument (eleventh round, chevrotain): the head alone is the change
+    text = "  y = flatMap(rules, (r) =>\n    g(r),\n  );\n"
+    assert _next("  x = flatMap(rules, (r) =>\n", "  x = rules.flatMap((r) =>\n", text, language="typescript") == \
+        ("flatMap(rules, ", "rules.flatMap(")
+    text = "  return has(tok, \"B\");\n}\nfunction c() {\n  return has(tok, \"C\");\n"
+    assert _next("  return has(tok, \"A\");\n", "  return Object.hasOwn(tok ?? {}, \"A\");\n", text,
+                 language="typescript") == ("has(tok", "Object.hasOwn(tok ?? {}")
+    assert _next("    f(drop(defs, i + 1));\n", "    f(defs.slice(i + 1));\n", "  d: drop(defs, i),\n",
+                 language="typescript") == ("drop(defs, ", "defs.slice(")
