@@ -48,7 +48,8 @@ _ANY_VERSION = re.compile(r"(?<![\w.])(\d+\.\d+\.)(\d+)(?![\w.])")
 def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     """A version bumped in its last number (`'2.13.0'` → `'2.13.1'`) whose old text stands nowhere ahead: the same
     bump of the next version after the cursor written between the same characters with the same last number
-    (`'2.46.0'` → `'2.46.1'`, a pinned dependency released with it), or None."""
+    (`'2.46.0'` → `'2.46.1'`, a pinned dependency released with it), else the same version written as a tuple of
+    its numbers (`(9, 0, 1, 'final', 0)` after `'9.0.1'`), or None."""
     old, new = _ANY_VERSION.fullmatch(sub.old), _ANY_VERSION.fullmatch(sub.new)
     if old is None or new is None or old.group(1) != new.group(1) or old.group(2) == new.group(2):
         return None
@@ -58,6 +59,11 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
         start, end = found.span()
         if found.group(2) == old.group(2) and (text[start - 1:start], text[end:end + 1]) == sub.around:
             return TextEdit(found.start(2), end, new.group(2))
+    numbers = sub.old.split(".")
+    tupled = re.compile(r"(?<![\w.])\(\s*" + r"\s*,\s*".join(numbers[:-1]) + r"\s*,\s*(" + numbers[-1] + r")(?![\w.])")
+    found_tuple = tupled.search(text, cursor)
+    if found_tuple is not None:
+        return TextEdit(found_tuple.start(1), found_tuple.end(1), new.group(2))
     return None
 
 

@@ -1037,3 +1037,13 @@ def test_a_calls_head_rewritten_is_made_at_the_next_call_whatever_its_other_argu
                  language="typescript") == ("has(tok", "Object.hasOwn(tok ?? {}")
     assert _next("    f(drop(defs, i + 1));\n", "    f(defs.slice(i + 1));\n", "  d: drop(defs, i),\n",
                  language="typescript") == ("drop(defs, ", "defs.slice(")
+
+
+def test_a_version_bumped_is_bumped_where_it_is_written_as_a_tuple_of_its_numbers():
+    # eleventh round (sphinx): `__version__ = '9.0.2'`, then `version_info = (9, 0, 1, 'final', 0)`
+    text = "__version__ = '9.0.2'\n# (1, 2, 1, 'beta', 3)\nversion_info = (9, 0, 1, 'final', 0)\n"
+    edit = propagate(EditEvent("a.py", 0, "__version__ = '9.0.1'\n", "__version__ = '9.0.2'\n"), text, 20, "python")
+    assert edit is not None and text[:edit.start].endswith("(9, 0, ") and (text[edit.start:edit.end], edit.text) == \
+        ("1", "2")
+    assert propagate(EditEvent("a.py", 0, "__version__ = '9.0.1'\n", "__version__ = '9.0.2'\n"),
+                     "__version__ = '9.0.2'\nv = (19, 0, 1)\nw = (9, 0, 10)\n", 20, "python") is None
