@@ -185,8 +185,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     # joins only when the user's own edit spanned lines
     reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
     for start, end in spans[first + 1:]:
-        # on the line of the one before or the line after it: a run of lines is one edit, as a diff's hunk is
-        if _line_breaks(text, chosen[-1][1], start) > reach or _line_breaks(text, chosen[0][0], start) >= MAX_RUN_LINES:
+        # on the line of the one before or the line after it: a run of lines is one edit, as a diff's hunk is; in a
+        # string, lines that each begin with it are code (a shader's, a query's in a template), not prose
+        near = reach if not (_begins_line(text, chosen[-1][0]) and _begins_line(text, start)) else ADJACENT_LINES
+        if _line_breaks(text, chosen[-1][1], start) > near or _line_breaks(text, chosen[0][0], start) >= MAX_RUN_LINES:
             break
         chosen.append((start, end))
     begin, finish = chosen[0][0], chosen[-1][1]
@@ -195,3 +197,8 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         pieces += [text[at:start], sub.new]
         at = end
     return TextEdit(begin, finish, "".join(pieces))
+
+
+def _begins_line(text: str, start: int) -> bool:
+    """Whether only indentation stands before `start` on its line."""
+    return not text[text.rfind("\n", 0, start) + 1:start].strip()

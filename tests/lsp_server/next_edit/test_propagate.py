@@ -1047,3 +1047,13 @@ def test_a_version_bumped_is_bumped_where_it_is_written_as_a_tuple_of_its_number
         ("1", "2")
     assert propagate(EditEvent("a.py", 0, "__version__ = '9.0.1'\n", "__version__ = '9.0.2'\n"),
                      "__version__ = '9.0.2'\nv = (19, 0, 1)\nw = (9, 0, 10)\n", 20, "python") is None
+
+
+def test_in_a_string_a_run_of_lines_that_begin_with_the_old_text_is_one_edit():
+    # eleventh round (ol's shaders in template literals): lines of code in a string, not prose
+    text = ("const s = `\n  varying vec2 v_local;\n  if (\n    v_map[0] < 1. ||\n    v_map[1] > 2.\n  ) {}\n"
+            "  // v_map\n  // v_map\n`;\n")
+    edit = propagate(EditEvent("a.js", 0, "  varying vec2 v_map;\n", "  varying vec2 v_local;\n"), text,
+                     text.index("v_local;"), "javascript", region=STRING)
+    assert edit is not None and text[edit.start:edit.end] == "v_map[0] < 1. ||\n    v_map" and \
+        edit.text == "v_local[0] < 1. ||\n    v_local"
