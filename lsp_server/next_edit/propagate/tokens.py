@@ -40,9 +40,18 @@ KEYWORDS = frozenset("""
 PYTHON_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False", "None"}
 
 
+#: Words of the common list that JavaScript and TypeScript do not reserve: names there (`global`, Node's global object).
+_NOT_JS_KEYWORDS = frozenset("""
+    def del elif except fn func global go impl lambda loop mod mut nonlocal pass pub raise struct use where
+""".split())
+JS_KEYWORDS = KEYWORDS - _NOT_JS_KEYWORDS
+_JS_LANGUAGES = frozenset("javascript javascriptreact typescript typescriptreact".split())
+
+
 def _keywords(language: str) -> frozenset[str]:
-    """The words a rename must not touch in `language`: Python's own list for Python, else the common languages'."""
-    return PYTHON_KEYWORDS if language == "python" else KEYWORDS
+    """The words a rename must not touch in `language`: Python's own list for Python, JavaScript's for JavaScript and
+    TypeScript, else the common languages'."""
+    return PYTHON_KEYWORDS if language == "python" else JS_KEYWORDS if language in _JS_LANGUAGES else KEYWORDS
 
 
 #: Built-in types and literals of the common languages: used everywhere, so changing one at one place (`x: int` →

@@ -1057,3 +1057,11 @@ def test_in_a_string_a_run_of_lines_that_begin_with_the_old_text_is_one_edit():
                      text.index("v_local;"), "javascript", region=STRING)
     assert edit is not None and text[edit.start:edit.end] == "v_map[0] < 1. ||\n    v_map" and \
         edit.text == "v_local[0] < 1. ||\n    v_local"
+
+
+def test_a_word_only_python_reserves_is_a_name_in_javascript():
+    # eleventh round (ol): `global` → `globalThis`, Node's global object renamed at its next use
+    text = "  globalThis.XHR = xhr;\n}\nfunction restore() {\n  global.XHR = original;\n}\n"
+    assert _next("  global.XHR = xhr;\n", "  globalThis.XHR = xhr;\n", text, 5, language="javascript") == \
+        ("global", "globalThis")
+    assert _next("  global XHR\n", "  globalThis XHR\n", "  global XHR\n", 0, language="python") is None
