@@ -150,6 +150,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         # a sigil before a name replaced, after no name (`($commands.x)` → `(#commands.x)`): anchored by the name it
         # marks, not by the words before it (after a name, `a.b` → `a?.b`, the name before still anchors it)
         return 0, 1, False
+    compared = _compared_to_literal(a, b, op, keywords)
+    if compared is not None:
+        # `== True` → `is True`, `!= None` → `is not None`: a comparison with a singleton rewritten is anchored by
+        # the operator and the literal, wherever it compares something with it (a style fixed throughout)
+        return 0, compared, False
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
         if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
@@ -178,6 +183,22 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a built-in type beside it stands everywhere, so it anchors nothing (`str | None` still anchors itself)
             return None
     return left, right, False
+
+
+_COMPARISONS = frozenset(("==", "!=", "===", "!==", "is", "is not"))
+
+
+def _compared_to_literal(a: list[str], b: list[str], op: Op, keywords: frozenset[str]) -> int | None:
+    """How many tokens from the end of `op` reach the literal after it when `op` replaces one comparison operator
+    by another (`==` → `is`) just before `True`, `None`, `null` and the like; else None."""
+    _, i1, i2, j1, j2 = op
+    old, new = "".join(a[i1:i2]).strip(), "".join(b[j1:j2]).strip()
+    if old not in _COMPARISONS or new not in _COMPARISONS or old == new:
+        return None
+    k = i2
+    while k < len(a) and a[k].isspace() and "\n" not in a[k]:
+        k += 1
+    return k - i2 + 1 if k < len(a) and a[k] in LITERALS else None
 
 
 def _generic_argument(a: list[str], i1: int, i2: int) -> tuple[int, int, bool] | None:

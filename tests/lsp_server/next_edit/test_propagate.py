@@ -1065,3 +1065,11 @@ def test_a_word_only_python_reserves_is_a_name_in_javascript():
     assert _next("  global.XHR = xhr;\n", "  globalThis.XHR = xhr;\n", text, 5, language="javascript") == \
         ("global", "globalThis")
     assert _next("  global XHR\n", "  globalThis XHR\n", "  global XHR\n", 0, language="python") is None
+
+
+def test_a_comparison_with_a_singleton_rewritten_is_anchored_by_the_operator_and_the_literal():
+    # eleventh round (networkx): `node["a"] == True` → `is True`, then `edge["b"] == True`
+    text = '    assert node["a"] is True\n    assert edge["b"] == True\n'
+    assert _next('    assert node["a"] == True\n', '    assert node["a"] is True\n', text, 10) == ("== True", "is True")
+    assert _next("    if x != None:\n", "    if x is not None:\n", "    if x is not None:\n    if y != None:\n",
+                 10) == ("!= None", "is not None")
