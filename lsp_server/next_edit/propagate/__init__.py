@@ -34,7 +34,7 @@ from engine.next_edit.types import EditEvent, TextEdit
 from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
 from .same_role import _Lexed, _matches, occurrences
-from .special_cases import _bumped, _same_lines, _twice
+from .special_cases import _bumped, _same_lines, _sibling, _twice
 
 __all__ = ["Substitution", "occurrences", "propagate", "substitution"]
 
@@ -77,4 +77,4 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         edit = _repeated(each, text, cursor, language, lexed, event)
         if edit is not None:
             return edit
-    return _bumped(sub, text, cursor)
+    return _bumped(sub, text, cursor) or _sibling(sub, text, cursor)

@@ -1,7 +1,8 @@
 """Narrow cases that `propagate()` tries outside the general rules, each on evidence of its own: the same built-in type
-replaced twice (`_twice`), a version bumped whose old text stands nowhere ahead (`_bumped`), and lines rewritten in
-several spans, no substitution at all, that recur verbatim (`_same_lines`). Kept out of the general rules so that
-those read without the exceptions."""
+replaced twice (`_twice`), a version bumped whose old text stands nowhere ahead (`_bumped`), an argument appended to
+a method call whose call stands nowhere ahead, made at another method of the same object (`_sibling`), and lines
+rewritten in several spans, no substitution at all, that recur verbatim (`_same_lines`). Kept out of the general
+rules so that those read without the exceptions."""
 
 from __future__ import annotations
 
@@ -65,6 +66,32 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     if found_tuple is not None:
         return TextEdit(found_tuple.start(1), found_tuple.end(1), new.group(2))
     return None
+
+
+_METHOD_CALL = re.compile(r"([^\W\d]\w*)\(([^()]*)\)")
+_RECEIVER_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d]\w*\.){2,})\Z")
+
+
+def _sibling(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
+    """An argument appended to a method call (`self.log.error(msg)` → `self.log.error(msg, *msg_args)`) whose call
+    stands nowhere ahead: the same argument appended at the next call of another method of the same object with the
+    same arguments (`self.log.info(msg)`: a logger's levels), or None. The object is a chain of two names at least
+    (`self.log.`, `this.logger.`): after a bare `self.` any method of the class would do."""
+    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
+    receiver = _RECEIVER_BEFORE.search(sub.context[0])
+    if old is None or new is None or receiver is None or old.group(1) != new.group(1) or not old.group(2).strip():
+        return None
+    added = new.group(2)[len(old.group(2)):]
+    if not new.group(2).startswith(old.group(2)) or not added.lstrip().startswith(","):
+        return None
+    if any(start >= cursor for start, _ in _matches(sub, text)):
+        return None
+    call = re.compile(r"(?<![\w.])" + re.escape(receiver.group(1)) + r"([^\W\d]\w*)\(" + re.escape(old.group(2))
+                      + r"\)")
+    found = call.search(text, cursor)
+    if found is None:
+        return None
+    return TextEdit(found.end() - 1, found.end() - 1, added)
 
 
 #: The fewest distinct names (keywords and `self` / `this` aside) of a single line rewritten where it recurs at another

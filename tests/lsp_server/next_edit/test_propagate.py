@@ -1073,3 +1073,15 @@ def test_a_comparison_with_a_singleton_rewritten_is_anchored_by_the_operator_and
     assert _next('    assert node["a"] == True\n', '    assert node["a"] is True\n', text, 10) == ("== True", "is True")
     assert _next("    if x != None:\n", "    if x is not None:\n", "    if x is not None:\n    if y != None:\n",
                  10) == ("!= None", "is not None")
+
+
+def test_an_argument_appended_to_a_method_call_goes_on_at_the_same_objects_other_methods_with_those_arguments():
+    # eleventh round (gunicorn): `self.log.error(msg)` got `*msg_args`, then `self.log.info(msg)`
+    text = "            self.log.error(msg, *msg_args)\n        else:\n            self.log.info(msg)\n"
+    edit = propagate(EditEvent("a.py", 0, "            self.log.error(msg)\n",
+                               "            self.log.error(msg, *msg_args)\n"), text, 20, "python")
+    assert edit is not None and text[:edit.start].endswith("self.log.info(msg") and edit.text == ", *msg_args"
+    # after a bare `self.` any method of the class would do: not that
+    text = "        self.error(msg, *msg_args)\n        self.info(msg)\n"
+    assert propagate(EditEvent("a.py", 0, "        self.error(msg)\n", "        self.error(msg, *msg_args)\n"),
+                     text, 20, "python") is None
