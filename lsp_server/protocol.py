@@ -136,29 +136,14 @@ class AnsweringProtocol(LanguageServerProtocol):
             else:
                 log.debug("ignored %s after shutdown", method)
             return
-        if _too_deep(message):
-            problem = f"nested deeper than {MAX_DEPTH} levels"
-            if is_request:
-                self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: params {problem}"))
-            elif has_id and method is None:  # an answer to one of our requests: it fails, it does not hang
-                log.warning("malformed response to request %s: %s", msg_id, problem)
-                error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
-                self._handle_response(cast("str | int", msg_id), None, error)
-            else:
-                log.warning("ignored %s: %s", method or "a message", problem)
-            return
-        try:
-            structured = self._structure(message)
-        except Exception as exc:
-            problem = _describe(exc)
-            if is_request:
-                self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: invalid params ({problem})"))
-            elif has_id and method is None and _valid_id(msg_id):  # a malformed answer to one of our requests
-                log.warning("malformed response to request %s: %s", msg_id, problem)
-                error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
-                self._handle_response(cast("str | int", msg_id), None, error)
-            else:
-                log.warning("ignored %s: invalid params (%s)", method or "a message", problem)
+        problem = f"nested deeper than {MAX_DEPTH} levels" if _too_deep(message) else None
+        if problem is None:
+            try:
+                structured = self._structure(message)
+            except Exception as exc:
+                problem = f"invalid params ({_describe(exc)})"
+        if problem is not None:
+            self._refuse(msg_id if has_id else None, method, is_request, problem)
             return
         if is_request and not hasattr(structured, "id"):
             # a notification's method with an id: pygls would run it as a notification and never answer
@@ -192,6 +177,18 @@ class AnsweringProtocol(LanguageServerProtocol):
             if getattr(message, "method", None) is not None and _valid_id(msg_id) \
                     and msg_id not in self._request_futures:
                 self._answer_error(msg_id, JsonRpcInternalError("the server could not handle the request"))
+
+    def _refuse(self, msg_id: Any, method: str | None, is_request: bool, problem: str) -> None:
+        """A message that cannot be structured: a request gets -32602, an answer to one of our requests fails (so
+        that it does not hang), a notification is a log line."""
+        if is_request:
+            self._answer_error(msg_id, JsonRpcInvalidParams(f"{method}: {problem}"))
+        elif msg_id is not None and method is None:
+            log.warning("malformed response to request %s: %s", msg_id, problem)
+            error = types.ResponseError(code=JsonRpcInvalidParams.CODE, message=f"malformed response: {problem}")
+            self._handle_response(cast("str | int", msg_id), None, error)
+        else:
+            log.warning("ignored %s: %s", method or "a message", problem)
 
     def answer_parse_error(self, exc: Exception) -> None:
         problem = "it is nested too deeply to read" if isinstance(exc, RecursionError) else _first_line(exc)

@@ -264,7 +264,7 @@ class Fuzz(PromptOracle):
 
     def malformed(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
-        choice = self.rng.randrange(16)
+        choice = self.rng.randrange(17)
         position = {"line": 0, "character": 0}
         if choice == 0:  # answered with id null: -32700 (also when nested too deeply for the JSON reader)
             client.raw(self.rng.choice([b"{not json", b"[" * 100_000 + b"]" * 100_000]))
@@ -312,6 +312,13 @@ class Fuzz(PromptOracle):
             bad_id = self.rng.choice([[1], 1.5, True, None, {"n": 1}])
             client.send({"jsonrpc": "2.0", "id": bad_id, "method": "infill/stats", "params": {}})
             self.unidentified += 1
+        elif choice == 16:  # nested deeper than any LSP message: -32602 for the request, the notification dropped
+            nested: Any = 1
+            for _ in range(self.rng.choice([70, 400, 900])):
+                nested = {"a": nested}
+            client.request("textDocument/copilotInlineEdit", {"textDocument": {"uri": uri, "version": 1},
+                                                              "position": position, "context": nested})
+            client.notify("workspace/didChangeConfiguration", {"settings": {"infill": nested}})
         else:
             client.notify("$/cancelRequest", {"id": 10 ** 9})
         self.count("malformed")
