@@ -115,6 +115,10 @@ def suffix_fits(after: str | None, expect: Expect, floor: int) -> bool:
     return len(after) < expect.after_len or (len(after) == expect.after_len and hash(after) == expect.after_hash)
 
 
+#: Configurations sent before a request that may still be waiting to be applied when it is served (see `floors`).
+PENDING_SETTINGS = 2
+
+
 class PromptOracle:
     """The oracle's state during one run and its checks; Fuzz performs the run and keeps the state current."""
 
@@ -143,8 +147,11 @@ class PromptOracle:
     def floors(self, version: int) -> tuple[int, int]:
         """Characters a prompt keeps at least of the text before / after the cursor (when there are that many):
         half the smallest budget in force since the request was sent (clipping cuts at a line start within one
-        eighth of the budget)."""
-        budgets = self.budgets[version:] or self.budgets[-1:]
+        eighth of the budget). The last `PENDING_SETTINGS` configurations sent before the request count as in force
+        too: the server applies configurations one after another, and one it pulls (`settings: null`) only once
+        the client has answered its workspace/configuration, so a request right behind one may still be served
+        with the one before (seen once: a suffix cut to the 2-token budget sent two configurations earlier)."""
+        budgets = self.budgets[max(0, version - PENDING_SETTINGS):] or self.budgets[-1:]
         return min(b[0] for b in budgets) // 2, min(b[1] for b in budgets) // 2
 
     def expect(self, msg_id: int, doc: Doc, offset: int) -> None:
