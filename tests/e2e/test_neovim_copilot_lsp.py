@@ -17,10 +17,10 @@ from typing import Any, Iterator
 import pytest
 
 from .test_neovim_next_edit import SOURCE
-from .test_neovim_plugin import REPO, SERVER_COMMAND, YANKS_ONLY, Nvim, lua_string, nvim_binary, quit_leaving_nothing
+from .test_neovim_plugin import (REPO, SERVER_COMMAND, WAIT, YANKS_ONLY, Nvim, lua_string, nvim_binary,
+                                 quit_leaving_nothing)
 
 VENDOR = Path(__file__).with_name("vendor") / "copilot-lsp"
-WAIT = 30.0
 READY = 60.0
 __all__ = ["nvim_binary"]  # a fixture, used by name
 
@@ -77,7 +77,7 @@ def test_copilot_lsp_shows_jumps_to_and_applies_infills_next_edit(nvim: Nvim, tm
                                    "return c ~= nil and c.initialized end)()"), READY, "copilot_ls to attach")
     # The user renames the parameter `factor` to `k`; the plugin asks for the next edit after the change.
     nvim.send("gg0f,wciwk<Esc>")
-    nvim.wait_for(lambda: lines(nvim)[0] == "def scale(points, k):", 10, "the rename")
+    nvim.wait_for(lambda: lines(nvim)[0] == "def scale(points, k):", WAIT, "the rename")
     state = nvim.wait_for(lambda: nes_state(nvim), WAIT, "copilot-lsp's pending next edit")
     line5 = SOURCE.splitlines()[4]
     first = line5.index("factor")
@@ -88,13 +88,13 @@ def test_copilot_lsp_shows_jumps_to_and_applies_infills_next_edit(nvim: Nvim, tm
     # The plugin drew it (its own namespace) and told the server so.
     drawn = nvim.lua("#vim.api.nvim_buf_get_extmarks(0, vim.api.nvim_create_namespace('copilotlsp.nes'), 0, -1, {})")
     assert drawn > 0
-    nvim.wait_for(lambda: server_stats(nvim).get("next_edit", {}).get("shown") == 1, 10, "didShowInlineEdit")
+    nvim.wait_for(lambda: server_stats(nvim).get("next_edit", {}).get("shown") == 1, WAIT, "didShowInlineEdit")
 
     # The plugin's own jump, then apply.
     assert nvim.lua("require('copilot-lsp.nes').walk_cursor_start_edit()") is True
-    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_win_get_cursor(0)") == [5, first], 10, "the jump")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_win_get_cursor(0)") == [5, first], WAIT, "the jump")
     assert nvim.lua("require('copilot-lsp.nes').apply_pending_nes()") is True
-    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", 10, "the edit applied")
+    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", WAIT, "the edit applied")
     # Chaining: after the applied edit the plugin asks again and gets the next use.
     state = nvim.wait_for(lambda: (nes_state(nvim) or {}).get("range", {}).get("start", {}).get("line") == 6
                           and nes_state(nvim), WAIT, "the chained next edit")

@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from .test_neovim_plugin import Nvim, buffer_lines, find_nvim, ghost_text, lua_string, quit_leaving_nothing
+from .test_neovim_plugin import WAIT, Nvim, buffer_lines, find_nvim, ghost_text, lua_string, quit_leaving_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 #: Safety nets for a busy 2-core machine, not speed assertions.
@@ -75,7 +75,7 @@ def test_ghost_text_shown_and_accepted(nvim: tuple[Nvim, Path], llama_server: st
     assert ghost["row"] == 3 and ghost["lines"][0], ghost
     assert buffer_lines(editor)[3] == "return t"  # ghost text is not in the buffer yet
     editor.exec_lua("vim.lsp.inline_completion.get()")
-    editor.wait_for(lambda: buffer_lines(editor)[3] != "return t", 10, "the suggestion to be inserted")
+    editor.wait_for(lambda: buffer_lines(editor)[3] != "return t", WAIT, "the suggestion to be inserted")
     assert buffer_lines(editor)[3] == "return t" + ghost["lines"][0]
     assert not ghost_text(editor)  # accepted: the ghost text is gone
     editor.send("<Esc>")

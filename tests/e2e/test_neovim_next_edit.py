@@ -23,6 +23,7 @@ import pytest
 from .test_neovim_plugin import (
     READY_TIMEOUT,
     SERVER_COMMAND,
+    WAIT,
     YANKS_ONLY,
     Nvim,
     lua_string,
@@ -33,14 +34,13 @@ from .test_neovim_plugin import (
 
 SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
 NS = "infill.next_edit"
-WAIT = 30.0
 __all__ = ["nvim_binary"]  # a fixture, used by name
 
 
 def open_file(nvim: Nvim, path: Path, text: str) -> None:
     path.write_text(text)
     nvim.send(f"<Esc>:edit! {path}<CR>")
-    nvim.wait_for(lambda: nvim.lua(f"vim.api.nvim_buf_get_name(0) == {lua_string(str(path))}"), 10, "the buffer")
+    nvim.wait_for(lambda: nvim.lua(f"vim.api.nvim_buf_get_name(0) == {lua_string(str(path))}"), WAIT, "the buffer")
     nvim.wait_for(lambda: nvim.lua("(function() local c = vim.lsp.get_clients({ bufnr = 0, name = 'infill' })[1] "
                                    "return c ~= nil and c.initialized end)()"), READY_TIMEOUT,
                   "the infill client to attach")
@@ -120,7 +120,7 @@ def test_rename_is_proposed_below_and_tab_jumps_then_applies_then_chains(nvim_re
     nvim.exec_lua("vim.lsp.inline_completion.enable(false, { bufnr = 0 })")
     # The user renames the parameter `factor` to `k` on line 1.
     nvim.send("gg0f,wciwk<Esc>")
-    nvim.wait_for(lambda: lines(nvim)[0] == "def scale(points, k):", 10, "the rename")
+    nvim.wait_for(lambda: lines(nvim)[0] == "def scale(points, k):", WAIT, "the rename")
     # The server proposes the same rename on line 5 (the docstring's "factor" is prose, not the parameter).
     found = nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit on line 5")
     line5 = SOURCE.splitlines()[4]
@@ -133,17 +133,17 @@ def test_rename_is_proposed_below_and_tab_jumps_then_applies_then_chains(nvim_re
     assert [(m["row"], m["virt_text"]) for m in hint] == [(0, "→ edit at line 5, Tab (Esc to dismiss)")], found
     assert lines(nvim)[4] == line5, "showing the edit does not change the buffer"
     # The server was told it is shown.
-    nvim.wait_for(lambda: sent(nvim, "textDocument/didShowInlineEdit"), 5, "didShowInlineEdit")
+    nvim.wait_for(lambda: sent(nvim, "textDocument/didShowInlineEdit"), WAIT, "didShowInlineEdit")
 
     nvim.send("<Tab>")  # jump
-    nvim.wait_for(lambda: cursor(nvim) == [5, first], 10, "the cursor to jump to the edit")
+    nvim.wait_for(lambda: cursor(nvim) == [5, first], WAIT, "the cursor to jump to the edit")
     assert lines(nvim)[4] == line5, "the jump does not apply the edit"
     assert [m["row"] for m in marks(nvim) if m["virt_text_pos"] == "eol"] == [4], "the hint follows the cursor"
 
     accepted_before = len([c for c in sent(nvim, "workspace/executeCommand")
                            if c["params"]["command"] == "infill.acceptInlineEdit"])
     nvim.send("<Tab>")  # apply
-    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", 10, "the edit applied")
+    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", WAIT, "the edit applied")
     accepted = nvim.wait_for(lambda: [c for c in sent(nvim, "workspace/executeCommand")
                                       if c["params"]["command"] == "infill.acceptInlineEdit"][accepted_before:],
                              10, "the accept command")
@@ -154,7 +154,7 @@ def test_rename_is_proposed_below_and_tab_jumps_then_applies_then_chains(nvim_re
     assert [(m["row"], m["col"], m["end_col"]) for m in found if m["hl"] == "InfillNextEditDelete"] == [(6, 16, 22)]
     assert [m["virt_text"] for m in found if m["virt_text_pos"] == "eol"] == ["→ Tab to apply the edit, Esc to dismiss"]
     nvim.send("<Tab>")  # near the cursor: applies at once
-    nvim.wait_for(lambda: lines(nvim)[6] == "        y = y * k", 10, "the second edit applied")
+    nvim.wait_for(lambda: lines(nvim)[6] == "        y = y * k", WAIT, "the second edit applied")
     assert lines(nvim) == ["def scale(points, k):", '    """Multiply every point by the factor."""',
                            "    result = []", "    for x, y in points:", "        x = x * k", "",
                            "        y = y * k", "        result.append((x, y))", "    return result"]
@@ -171,7 +171,7 @@ def test_dismiss_key_hides_the_edit_and_tab_is_tab_again(nvim_real: Nvim, tmp_pa
     nvim.send("gg0f,wciwk<Esc>")
     nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit")
     nvim.send("<Esc>")
-    nvim.wait_for(lambda: marks(nvim) == [], 10, "the edit to be dismissed")
+    nvim.wait_for(lambda: marks(nvim) == [], WAIT, "the edit to be dismissed")
     assert not nvim.lua("require('infill.next_edit').visible()")
     # With nothing shown, the plugin's normal-mode Tab is Neovim's own (<Tab> = <C-i>): nothing is applied.
     before = lines(nvim)
@@ -187,10 +187,10 @@ def test_insert_mode_tab_jumps_and_applies_when_no_ghost_text_is_shown(nvim_real
     nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit on line 5")
     assert nvim.lua("vim.api.nvim_get_mode().mode") == "i"
     nvim.send("<Tab>")  # the plugin's insert-mode accept key: no ghost text, so it jumps
-    nvim.wait_for(lambda: cursor(nvim) == [5, 16], 10, "the cursor to jump to the edit")
+    nvim.wait_for(lambda: cursor(nvim) == [5, 16], WAIT, "the cursor to jump to the edit")
     assert lines(nvim)[4] == SOURCE.splitlines()[4]
     nvim.send("<Tab>")
-    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", 10, "the edit applied")
+    nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k", WAIT, "the edit applied")
     assert nvim.lua("vim.api.nvim_get_mode().mode") == "i", "still in insert mode"
     assert cursor(nvim) == [5, len("        x = x * k")], "the cursor after the new text"
     nvim.send("<Esc>")
@@ -295,7 +295,7 @@ def test_multiline_edit_is_drawn_as_virtual_lines_and_applied(scripted: tuple[Nv
     assert [m["virt_text"] for m in found if m["virt_text_pos"] == "eol"] == ["→ Tab to apply the edit, Esc to dismiss"]
     nvim.send("<Tab>")
     nvim.wait_for(lambda: lines(nvim) == ["values = [1, 2]", "total = 0", "for v in values:", "    total += v",
-                                          "print(total)"], 10, "the edit applied")
+                                          "print(total)"], WAIT, "the edit applied")
     commands = nvim.wait_for(lambda: [m for m in server_log(log) if m.get("method") == "workspace/executeCommand"],
                              10, "the accept command")
     assert commands[-1]["params"] == {"command": "infill.acceptInlineEdit", "arguments": ["scripted-16"]}
