@@ -12,7 +12,7 @@ from engine.next_edit.types import EditEvent, TextEdit
 from ..lexical import CODE, COMMENT
 from .last_edit import Substitution, _called
 from .roles import _bracket_kind
-from .same_role import _Lexed, _typed_mention, occurrences
+from .same_role import _class_tagged, _Lexed, _typed_mention, occurrences
 from .tokens import KEYWORDS, _WORDY, _is_name, _tokens
 
 #: Occurrences this many lines after the first one (0: on its line) are part of the same edit.
@@ -148,7 +148,10 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
     if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
         # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
-        code = [span for span in candidates if lexed.kind_at(span[0]) != COMMENT]
+        # (but a class named by a doc tag, `@augments TempNode`, is its type as the code's `extends` is: the user
+        # goes on top-down through both)
+        code = [span for span in candidates if lexed.kind_at(span[0]) != COMMENT
+                or _class_tagged(text[text.rfind("\n", 0, span[0]) + 1:span[0]])]
         candidates = [span for span in code if span[0] >= cursor] or code + [
             span for span in candidates if span[0] >= cursor and span not in code]
     ahead = [span for span in candidates if span[0] >= cursor]

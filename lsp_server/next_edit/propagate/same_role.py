@@ -198,8 +198,19 @@ def _code_name(word: str) -> bool:
         x.islower() and y.isupper() for x, y in zip(word, word[1:]))
 
 
+#: A doc comment's tag naming a class without braces (`@augments TempNode`, `@extends Base`, `@implements I`).
+_CLASS_TAG = re.compile(r"@(?:augments|extends|implements)[ \t]+$")
+
+
+def _class_tagged(before: str) -> bool:
+    """Whether the text just before a name (its line, up to the name) is a doc tag naming a class: the name is the
+    class's type, as the code's `extends` clause is, not a word of prose."""
+    return _CLASS_TAG.search(before) is not None
+
+
 def _typed_mention(sub: Substitution) -> bool:
     """Whether `sub` renames a name in a comment where the comment writes it as code: a JSDoc type (`{Lru<T>}`,
-    `{Lru}`) or a code span (`` `Lru` ``, `` `Crypto.Crypto` ``)."""
-    return sub.name and sub.region == COMMENT and sub.around[0] in ("{", "`") and (
-        sub.around[1] in ("}", "<", "`", "[") or sub.around == ("`", "."))
+    `{Lru}`), a class named by a doc tag (`@augments TempNode`) or a code span (`` `Lru` ``, `` `Crypto.Crypto`
+    ``)."""
+    return sub.name and sub.region == COMMENT and (sub.around[0] in ("{", "`") and (
+        sub.around[1] in ("}", "<", "`", "[") or sub.around == ("`", ".")) or _class_tagged(sub.context[0]))

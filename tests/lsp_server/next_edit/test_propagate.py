@@ -1085,3 +1085,17 @@ def test_an_argument_appended_to_a_method_call_goes_on_at_the_same_objects_other
     text = "        self.error(msg, *msg_args)\n        self.info(msg)\n"
     assert propagate(EditEvent("a.py", 0, "        self.error(msg)\n", "        self.error(msg, *msg_args)\n"),
                      text, 20, "python") is None
+
+
+def test_a_class_named_by_a_doc_tag_is_renamed_with_the_code_top_down():
+    # twelfth round (three): `TempNode` → `Node` in the import, then `@augments TempNode`, then `extends TempNode`
+    text = "import { Node } from 'three/tsl';\n/**\n * @augments TempNode\n */\nclass A extends TempNode {\n}\n"
+    assert _next("import { TempNode } from 'three/tsl';\n", "import { Node } from 'three/tsl';\n", text, 12,
+                 language="javascript") == ("TempNode", "Node")
+    edit = propagate(EditEvent("a.js", 0, "import { TempNode } from 'three/tsl';\n",
+                               "import { Node } from 'three/tsl';\n"), text, 12, "javascript")
+    assert edit is not None and text[:edit.start].endswith("@augments ")
+    # ... and renamed in the tag first, the class's code follows
+    text = "import { Node } from 'three/tsl';\n/**\n * @augments Node\n */\nclass A extends TempNode {\n}\n"
+    edit = propagate(EditEvent("a.js", 2, " * @augments TempNode\n", " * @augments Node\n"), text, 50, "javascript")
+    assert edit is not None and text[:edit.start].endswith("class A extends ") and edit.text == "Node"
