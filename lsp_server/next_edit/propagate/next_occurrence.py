@@ -106,6 +106,16 @@ def _appended(sub: Substitution) -> bool:
     return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
 
 
+#: A comment begun after code on its line: `  # noqa: PLC0415`, ` // eslint-disable-line no-var`.
+_TRAILING_COMMENT = re.compile(r"[ \t]+(?:#|//|/\*)")
+
+
+def _commented(sub: Substitution) -> bool:
+    """Whether the change only appends a comment after its old word at a line's end (a lint suppression, `#
+    pragma: no cover`): the line itself is unchanged, so an import line is as much its place as any other."""
+    return sub.at_line_end and sub.new.startswith(sub.old) and _TRAILING_COMMENT.match(sub.new, len(sub.old)) is not None
+
+
 def _words(text: str, word: str) -> int:
     """How many times `word` stands in `text` as a whole word."""
     return len(re.findall(r"(?<![\w$])" + re.escape(word) + r"(?![\w$])", text))
@@ -133,7 +143,12 @@ def _imported(text: str, name: str) -> bool:
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
               event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
-    if spans and sub.name and sub.region == CODE and (not _is_name(sub.new) or _imported(text, sub.new)):
+    if spans and _commented(sub):
+        # a comment appended to an import (`import jwt  # noqa: PLC0415`) goes to the same import again, not to
+        # another import of the name (`import simplejson as json  # type: ignore` is not `import json`'s)
+        spans = [(s, e) for s, e in spans if _IMPORT_LINE.match(text, text.rfind("\n", 0, s) + 1) is None
+                 or text[text.rfind("\n", 0, s) + 1:s].strip() == sub.context[0].strip()]
+    elif spans and sub.name and sub.region == CODE and (not _is_name(sub.new) or _imported(text, sub.new)):
         # an import of the old name is no use to rename into a type expression (`PythonVersionInfo` →
         # `Tuple[int, int]`) or into a name an import already brings (`MutableMapping` → `EnvType`): it is the old
         # name's declaration, which goes or stays, not another import of the new one

@@ -1099,3 +1099,12 @@ def test_a_class_named_by_a_doc_tag_is_renamed_with_the_code_top_down():
     text = "import { Node } from 'three/tsl';\n/**\n * @augments Node\n */\nclass A extends TempNode {\n}\n"
     edit = propagate(EditEvent("a.js", 2, " * @augments TempNode\n", " * @augments Node\n"), text, 50, "javascript")
     assert edit is not None and text[:edit.start].endswith("class A extends ") and edit.text == "Node"
+
+
+def test_a_comment_appended_to_an_import_line_goes_on_at_the_next_import_of_that_name():
+    # twelfth round (oauthlib): `import jwt` got `  # noqa: PLC0415`, then the next function's `import jwt`
+    text = "def f():\n    import jwt  # noqa: PLC0415\n    return jwt.encode(x)\n\ndef g():\n    import jwt\n"
+    assert _next("    import jwt\n", "    import jwt  # noqa: PLC0415\n", text, 20) == ("jwt", "jwt  # noqa: PLC0415")
+    # ... the same import, not another import of the name
+    text = "try:\n    import simplejson as json  # type: ignore\nexcept ImportError:\n    import json\n"
+    assert _next("    import simplejson as json\n", "    import simplejson as json  # type: ignore\n", text, 20) is None
