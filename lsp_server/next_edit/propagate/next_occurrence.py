@@ -106,14 +106,15 @@ def _appended(sub: Substitution) -> bool:
     return sub.new.startswith(sub.old) and _WORDY.match(sub.new[len(sub.old):len(sub.old) + 1] or " ") is None
 
 
-#: A comment begun after code on its line: `  # noqa: PLC0415`, ` // eslint-disable-line no-var`.
+#: A comment begun after code on its line: a noqa comment, ` // eslint-disable-line no-var`.
 _TRAILING_COMMENT = re.compile(r"[ \t]+(?:#|//|/\*)")
 
 
 def _commented(sub: Substitution) -> bool:
     """Whether the change only appends a comment after its old word at a line's end (a lint suppression, `#
     pragma: no cover`): the line itself is unchanged, so an import line is as much its place as any other."""
-    return sub.at_line_end and sub.new.startswith(sub.old) and _TRAILING_COMMENT.match(sub.new, len(sub.old)) is not None
+    return sub.at_line_end and sub.new.startswith(sub.old) \
+        and _TRAILING_COMMENT.match(sub.new, len(sub.old)) is not None
 
 
 def _words(text: str, word: str) -> int:
@@ -144,7 +145,7 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
               event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
     if spans and _commented(sub):
-        # a comment appended to an import (`import jwt  # noqa: PLC0415`) goes to the same import again, not to
+        # a comment appended to an import (a noqa comment after `import jwt`) goes to the same import, not to
         # another import of the name (`import simplejson as json  # type: ignore` is not `import json`'s)
         spans = [(s, e) for s, e in spans if _IMPORT_LINE.match(text, text.rfind("\n", 0, s) + 1) is None
                  or text[text.rfind("\n", 0, s) + 1:s].strip() == sub.context[0].strip()]
