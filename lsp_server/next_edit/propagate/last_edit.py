@@ -189,6 +189,18 @@ def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
     return any("\n" in t for t in a[i1:i2] + b[j1:j2])
 
 
+#: A C parameter's type just before its name in a parameter list: `(CTXT_Object *`, `, const char *`, `(int `.
+_DECLARED = re.compile(r"[(,][ \t]*(?:const[ \t]+)?[^\W\d]\w*(?:[ \t]*\*+[ \t]*|[ \t]+)\Z")
+
+
+def _untailed(a: list[str], b: list[str], union: Op) -> tuple[str, str]:
+    """The old and new text of `union` without the tokens both end with (the old side keeps one token at least)."""
+    old, new = a[union[1]:union[2]], b[union[3]:union[4]]
+    while len(old) > 1 and new and old[-1] == new[-1]:
+        old, new = old[:-1], new[:-1]
+    return "".join(old), "".join(new)
+
+
 @lru_cache(maxsize=64)
 def substitution(old: str, new: str, language: str = "") -> Substitution | None:
     """The substitution that turns the hunk `old` into `new`, or None when the change is not one.
@@ -230,6 +242,13 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         elif _called(joined, "".join(b[union[3]:union[4]]), keywords):
             # `version` → `parseFloat(version)`, `gz_error` → `PREFIX(gz_error)`: the name's next use gets the call
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
+        elif _DECLARED.search("".join(a[:union[1]]).rsplit("\n", 1)[-1]) and _called(*_untailed(a, b, union), keywords):
+            # `*context)` → `*Py_UNUSED(context))`: the diff matched the old closing bracket with the new call's, so
+            # the union took in the bracket after the name; without the tail both sides share, it is a declared
+            # parameter (a type before it) wrapped
+            tail = len(a[union[1]:union[2]]) - len(_tokens(_untailed(a, b, union)[0]))
+            union = ("replace", union[1], union[2] - tail, union[3], union[4] - tail)
+            found = ("".join(a[union[1]:union[2]]), "".join(b[union[3]:union[4]]), union, 0, False)
         if head is not None:
             # a call's head rewritten, its other arguments kept: the head alone is the change, top-down at every call
             found = ("".join(a[head[1]:head[2]]), "".join(b[head[3]:head[4]]), head, 0, False)

@@ -10,7 +10,7 @@ from functools import lru_cache
 from typing import Iterator
 
 from ..lexical import CODE, COMMENT, STRING, Regions, regions
-from .last_edit import Substitution, _called
+from .last_edit import _DECLARED, Substitution, _called
 from .roles import (
     PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _lead_at, _method_at, _receiver, _type_position,
 )
@@ -101,6 +101,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # `query` → `copy(query)`: a call put around a name goes around its uses in code, never around a parameter
     # being declared, nor into a comment
     called = _called(sub.old, sub.new, KEYWORDS)
+    # ... and put around a parameter being declared (`CTXT_Object *context` → `*Py_UNUSED(context)`, a C
+    # definition's type before the name, or a `def`'s), it goes around the next declared parameter of that name
+    declared = called and (_bracket_kind(sub.context[0] + sub.old + sub.context[1], len(sub.context[0])) == "parameters"
+                           or _DECLARED.search(sub.context[0]) is not None)
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old) and not called
     # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
     typed = _typed_mention(sub)
@@ -138,7 +142,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)
-        if (sub.call and not (sub.name and _is_name(sub.new)) or called) \
+        if declared:
+            if _bracket_kind(text, start) != "parameters":
+                continue
+        elif (sub.call and not (sub.name and _is_name(sub.new)) or called) \
                 and _bracket_kind(text, start) == "parameters":
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored:

@@ -1102,9 +1102,20 @@ def test_a_class_named_by_a_doc_tag_is_renamed_with_the_code_top_down():
 
 
 def test_a_comment_appended_to_an_import_line_goes_on_at_the_next_import_of_that_name():
-    # twelfth round (oauthlib): `import jwt` got `  # noqa: PLC0415`, then the next function's `import jwt`
+    # twelfth round (oauthlib): `import jwt` got a trailing noqa comment, then the next function's `import jwt`
     text = "def f():\n    import jwt  # noqa: PLC0415\n    return jwt.encode(x)\n\ndef g():\n    import jwt\n"
     assert _next("    import jwt\n", "    import jwt  # noqa: PLC0415\n", text, 20) == ("jwt", "jwt  # noqa: PLC0415")
     # ... the same import, not another import of the name
     text = "try:\n    import simplejson as json  # type: ignore\nexcept ImportError:\n    import json\n"
     assert _next("    import simplejson as json\n", "    import simplejson as json  # type: ignore\n", text, 20) is None
+
+
+def test_a_call_put_around_a_declared_parameter_goes_around_the_next_declared_parameter_of_that_name():
+    # twelfth round (gmpy2): `CTXT_Object *context` → `CTXT_Object *Py_UNUSED(context)`, then the next definition's
+    text = ("PyObject *\nA_New(CTXT_Object *Py_UNUSED(context))\n{\n    return x;\n}\n\nPyObject *\n"
+            "B_New(CTXT_Object *context)\n{\n    if (context) return f(context);\n}\n\n"
+            "PyObject *\nC_New(CTXT_Object *context)\n{\n    return y;\n}\n")
+    edit = propagate(EditEvent("a.c", 1, "A_New(CTXT_Object *context)\n", "A_New(CTXT_Object *Py_UNUSED(context))\n"),
+                     text, 40, "c")
+    assert edit is not None and text[:edit.start].endswith("B_New(CTXT_Object *") and \
+        (text[edit.start:edit.end], edit.text) == ("context", "Py_UNUSED(context)")
