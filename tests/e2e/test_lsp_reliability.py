@@ -4,8 +4,9 @@ JSON-RPC client against its recording loopback OpenAI-compatible backend. No lla
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from typing import Any
+from typing import Any, AsyncIterator
 
 import pytest
 
@@ -152,40 +153,43 @@ async def test_a_notification_sent_as_a_request_gets_method_not_found(session: S
     assert (await session.ask("infill/stats", {}))["result"]["documents"] == 1  # not run as the notification
 
 
-async def test_request_after_shutdown_is_invalid_request():
+@contextlib.asynccontextmanager
+async def own_session() -> AsyncIterator[Session]:
+    """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
     s = await start()
     try:
-        assert "error" not in await s.ask("shutdown")
-        answer = await s.ask("infill/stats", {})
-        assert answer["error"]["code"] == -32600
-        s.client.notify("exit", None)
-        await s.client.drain()
-        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 0
+        yield s
     finally:
         await s.client.stop_reading()
         await s.server.stop()
         await s.backend.close()
+
+
+async def exit_code(s: Session) -> int | None:
+    s.client.notify("exit", None)
+    await s.client.drain()
+    return await asyncio.wait_for(s.server.proc.wait(), 30)
+
+
+async def test_request_after_shutdown_is_invalid_request():
+    async with own_session() as s:
+        assert "error" not in await s.ask("shutdown")
+        answer = await s.ask("infill/stats", {})
+        assert answer["error"]["code"] == -32600
+        assert await exit_code(s) == 0
 
 
 async def test_a_second_initialize_is_refused_and_exit_without_shutdown_exits_with_1():
     # LSP: initialize "may only be sent once"; exit "with error code 1" when no shutdown came before it
-    s = await start()
-    try:
+    async with own_session() as s:
         answer = await s.ask("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
         assert answer["error"]["code"] == -32600 and "already initialized" in answer["error"]["message"]
         assert "result" in await s.ask("infill/stats", {})  # still serving
-        s.client.notify("exit", None)
-        await s.client.drain()
-        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 1
-    finally:
-        await s.client.stop_reading()
-        await s.server.stop()
-        await s.backend.close()
+        assert await exit_code(s) == 1
 
 
 async def test_params_nested_too_deeply_get_invalid_params_and_exit_right_after_shutdown_gives_0():
-    s = await start()
-    try:
+    async with own_session() as s:
         nested: Any = 1
         for _ in range(500):  # json.loads reads it; every later walk over it recursed towards Python's limit
             nested = {"a": nested}
@@ -193,15 +197,9 @@ async def test_params_nested_too_deeply_get_invalid_params_and_exit_right_after_
                                                                "position": {"line": 0, "character": 0},
                                                                "context": nested})
         assert answer["error"]["code"] == -32602 and "nested deeper than" in answer["error"]["message"]
-        s.client.request("shutdown")
-        s.client.notify("exit", None)  # right behind it, not waiting for the answer: `shutdown` was received
-        await s.client.drain()
-        assert await asyncio.wait_for(s.server.proc.wait(), 30) == 0
+        s.client.request("shutdown")  # and `exit` right behind it, not waiting for the answer: it was received
+        assert await exit_code(s) == 0
         assert "Traceback" not in s.server.log_text()
-    finally:
-        await s.client.stop_reading()
-        await s.server.stop()
-        await s.backend.close()
 
 
 async def test_requests_before_initialize_get_server_not_initialized():
