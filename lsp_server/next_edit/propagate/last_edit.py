@@ -193,12 +193,12 @@ def _over_lines(a: list[str], b: list[str], op: Op) -> bool:
 _DECLARED = re.compile(r"[(,][ \t]*(?:const[ \t]+)?[^\W\d]\w*(?:[ \t]*\*+[ \t]*|[ \t]+)\Z")
 
 
-def _untailed(a: list[str], b: list[str], union: Op) -> tuple[str, str]:
-    """The old and new text of `union` without the tokens both end with (the old side keeps one token at least)."""
-    old, new = a[union[1]:union[2]], b[union[3]:union[4]]
-    while len(old) > 1 and new and old[-1] == new[-1]:
-        old, new = old[:-1], new[:-1]
-    return "".join(old), "".join(new)
+def _untailed(a: list[str], b: list[str], union: Op) -> Op:
+    """`union` without the tokens both its sides end with (the old side keeps one token at least)."""
+    _, i1, i2, j1, j2 = union
+    while i2 - i1 > 1 and j2 > j1 and a[i2 - 1] == b[j2 - 1]:
+        i2, j2 = i2 - 1, j2 - 1
+    return "replace", i1, i2, j1, j2
 
 
 @lru_cache(maxsize=64)
@@ -226,7 +226,7 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         union: Op = _named(a, b, _closed(a, b, ("replace", ops[0][1], ops[-1][2], ops[0][3], ops[-1][4])))
         if sum(map(_is_name, a[union[1]:union[2]])) == 1:
             union = _receiver_call(a, union)  # `.slice(0, 10)` → `.split("T")[0]` after `toISOString()`
-        joined = "".join(a[union[1]:union[2]])
+        joined, untailed = "".join(a[union[1]:union[2]]), _untailed(a, b, union)
         if _requoted(joined, "".join(b[union[3]:union[4]])):
             # `"eslint"` → `'eslint'`: a literal's quotes changed, the literal itself is the change, found as it was
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
@@ -242,12 +242,12 @@ def substitution(old: str, new: str, language: str = "") -> Substitution | None:
         elif _called(joined, "".join(b[union[3]:union[4]]), keywords):
             # `version` → `parseFloat(version)`, `gz_error` → `PREFIX(gz_error)`: the name's next use gets the call
             found = (joined, "".join(b[union[3]:union[4]]), union, 0, False)
-        elif _DECLARED.search("".join(a[:union[1]]).rsplit("\n", 1)[-1]) and _called(*_untailed(a, b, union), keywords):
+        elif _DECLARED.search("".join(a[:union[1]]).rsplit("\n", 1)[-1]) and _called(
+                "".join(a[untailed[1]:untailed[2]]), "".join(b[untailed[3]:untailed[4]]), keywords):
             # `*context)` → `*Py_UNUSED(context))`: the diff matched the old closing bracket with the new call's, so
             # the union took in the bracket after the name; without the tail both sides share, it is a declared
             # parameter (a type before it) wrapped
-            tail = len(a[union[1]:union[2]]) - len(_tokens(_untailed(a, b, union)[0]))
-            union = ("replace", union[1], union[2] - tail, union[3], union[4] - tail)
+            union = untailed
             found = ("".join(a[union[1]:union[2]]), "".join(b[union[3]:union[4]]), union, 0, False)
         if head is not None:
             # a call's head rewritten, its other arguments kept: the head alone is the change, top-down at every call
