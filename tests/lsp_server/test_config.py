@@ -1,14 +1,24 @@
 """Layered, validated settings; secrets; log redaction."""
 
+import dataclasses
 import logging
+import re
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal, Mapping
 
 import pytest
 
+from engine.config import EngineConfig, HttpSettings, LanguageOverride, LocalServerSettings, ModelConfig
 from engine.errors import ConfigError
-from lsp_server.config import (ServerSettings, SettingsStore, config_file_path, engine_changed, load_config_file,
-                               parse_settings)
+from engine.tomlfiles import tomllib
+from lsp_server.config import (DebounceSettings, ServerSettings, SettingsStore, SpeculationSettings, config_file_path,
+                               engine_changed, load_config_file, parse_settings)
 from lsp_server.logging_setup import LoggingSetup, redact, show_text
+from lsp_server.next_edit.settings import NextEditSettings
 from lsp_server.secrets import excluded_by
+from lsp_server.workspace.settings import ContextSettings
 
 
 def test_defaults():
@@ -115,3 +125,86 @@ def test_engine_table_is_accepted_like_the_readme_shows():
     with pytest.raises(ConfigError) as info:
         parse_settings({"engine": {"completion": {"kind": 1}}})
     assert info.value.key == "completion.kind"
+
+
+# --- every setting is documented (docs/configuration.md, docs/context.md, docs/next-edit.md) -----------------------
+
+REPO = Path(__file__).resolve().parents[2]
+#: (document, the `## ` heading of its table, the dataclasses whose fields the table lists)
+DOCUMENTED = [
+    ("docs/configuration.md", "Top level", (ServerSettings, EngineConfig)),
+    ("docs/configuration.md", "`[completion]`", (ModelConfig,)),
+    ("docs/configuration.md", "`[completion.local]`", (LocalServerSettings,)),
+    ("docs/configuration.md", "`[completion.http]`", (HttpSettings,)),
+    ("docs/configuration.md", "`[debounce]`", (DebounceSettings,)),
+    ("docs/configuration.md", "`[speculation]`", (SpeculationSettings,)),
+    ("docs/configuration.md", "`[languages]`", (LanguageOverride,)),
+    ("docs/context.md", "Settings", (ContextSettings,)),
+    ("docs/next-edit.md", "Settings", (NextEditSettings,)),
+]
+#: ServerSettings.engine is not a key: the engine's own keys sit at the top level beside the server's.
+NOT_KEYS = {(ServerSettings, "engine")}
+
+
+def doc_rows(document: str, heading: str) -> dict[str, tuple[str, str, str]]:
+    """The table under `## heading`: each key of the first column → (type, default, meaning). A row naming several
+    keys (`a`, `b`) gives them the default listed in the same order, or the one default it lists."""
+    lines = (REPO / document).read_text().splitlines()
+    start = lines.index(f"## {heading}") + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    rows: dict[str, tuple[str, str, str]] = {}
+    for line in lines[start:end]:
+        if not line.startswith("|") or line.startswith("|---"):
+            continue
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        assert len(cells) == 4, f"{document}, {heading}: expected | key | type | default | meaning |, got {line!r}"
+        keys = re.findall(r"`(\w+)`", cells[0])
+        if cells[0] == "key":
+            continue
+        defaults = cells[2].split(", ") if len(keys) > 1 and cells[2].count(", ") == len(keys) - 1 else [cells[2]]
+        for i, key in enumerate(keys):
+            rows[key] = (cells[1], defaults[min(i, len(defaults) - 1)], cells[3])
+    return rows
+
+
+def doc_type(tp: Any) -> str:
+    """How the tables write a field's type."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(doc_type(a) for a in args if a is not type(None)) + " or unset"
+    if origin is Literal:
+        return " / ".join(f'"{a}"' for a in args)
+    if origin in (tuple, list):
+        return f"list of {doc_type(args[0])}s"
+    if origin in (dict, Mapping):
+        return f"table of {doc_type(args[1])}s"
+    if dataclasses.is_dataclass(tp):
+        return "table"
+    return {bool: "boolean", int: "integer", float: "number", str: "string"}[tp]
+
+
+def doc_default(text: str) -> Any:
+    if text == "unset":
+        return None
+    return tomllib.loads(f"v = {text.strip('`')}")["v"]
+
+
+def plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@pytest.mark.parametrize("document,heading,classes", DOCUMENTED, ids=[f"{d}:{h}" for d, h, _ in DOCUMENTED])
+def test_every_setting_is_documented_with_its_type_and_default(document, heading, classes):
+    rows = doc_rows(document, heading)
+    fields = {f.name: (cls, f) for cls in classes for f in dataclasses.fields(cls) if (cls, f.name) not in NOT_KEYS}
+    assert sorted(set(fields) - set(rows)) == [], f"settings missing from the table under {heading} in {document}"
+    assert sorted(set(rows) - set(fields)) == [], f"{document}, {heading}: documented keys that are no settings"
+    for name, (cls, f) in fields.items():
+        doc_tp, default_text, meaning = rows[name]
+        assert doc_tp.replace("`", "") == doc_type(typing.get_type_hints(cls)[name]), f"{heading}: {name}'s type"
+        assert meaning, f"{heading}: {name} has no meaning"
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        if dataclasses.is_dataclass(default):
+            assert default_text.startswith("see "), f"{heading}: {name} should point to its own table"
+            continue
+        assert doc_default(default_text) == plain(default), f"{heading}: {name}'s default"
