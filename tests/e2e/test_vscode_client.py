@@ -163,3 +163,51 @@ def test_commands_and_keybindings_are_declared() -> None:
         assert f"'{command}'" in source, f"{command} is declared in package.json but not registered"
     for binding in PACKAGE["contributes"]["keybindings"]:
         assert binding["command"] in commands
+
+
+def _server_default(path: list[str]) -> typing.Any:
+    """The server's default of a dotted setting path (a nested dataclass's own default for inner keys)."""
+    head = _snake(path[0])
+    value: typing.Any = EngineConfig() if head in {f.name for f in dataclasses.fields(EngineConfig)} \
+        else ServerSettings()
+    for part in path:
+        value = getattr(value, _snake(part))
+    return list(value) if isinstance(value, tuple) else value
+
+
+def test_contributed_defaults_are_the_server_defaults() -> None:
+    properties = PACKAGE["contributes"]["configuration"]["properties"]
+    for key, schema in properties.items():
+        if key.split(".")[1] not in CLIENT_ONLY:
+            assert schema.get("default") == _server_default(key.split(".")[1:]), key
+
+
+def _documented_vscode_settings() -> dict[str, str]:
+    """docs/editors.md, "## VS Code" → "### Settings": each setting of its tables → its Default cell. A row may
+    name siblings (`infill.a.b` / `c` / `d`, defaults `1 / 2 / 3`)."""
+    text = (REPO / "docs" / "editors.md").read_text()
+    section = text[text.index("## VS Code"):text.index("## Neovim")]
+    section = section[section.index("### Settings"):section.index("### Commands and keys")]
+    out: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")] if line.startswith("| `") else []
+        if not cells:
+            continue
+        names = re.findall(r"`([\w.]+)`", cells[0])
+        defaults = cells[1].split(" / ") if len(names) > 1 else [cells[1]]
+        for i, name in enumerate(names):
+            full = name if name.startswith("infill.") else f"{names[0].rsplit('.', 1)[0]}.{name}"
+            out[full] = defaults[min(i, len(defaults) - 1)].strip("`")
+    return out
+
+
+def test_every_contributed_setting_is_in_the_editors_doc_with_its_default() -> None:
+    documented = _documented_vscode_settings()
+    properties = PACKAGE["contributes"]["configuration"]["properties"]
+    missing = sorted(set(properties) - set(documented))
+    assert not missing, f"docs/editors.md's VS Code settings tables lack {missing}"
+    assert sorted(set(documented) - set(properties)) == [], "docs/editors.md lists settings package.json lacks"
+    for key, schema in properties.items():
+        default = schema.get("default")
+        shown = "—" if default is None else json.dumps(default, separators=(", ", ": ")).strip('"')
+        assert documented[key] == shown, f"{key}: docs/editors.md says {documented[key]}, package.json {shown}"
