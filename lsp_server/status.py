@@ -27,6 +27,8 @@ def status_payload(event: StatusEvent) -> dict[str, Any]:
     payload: dict[str, Any] = {"kind": event.kind, "message": event.message}
     if event.detail:
         payload["detail"] = event.detail
+    if event.percent is not None:  # while a model loads or downloads; the clients show it (`starting 40%`)
+        payload["percent"] = event.percent
     return payload
 
 

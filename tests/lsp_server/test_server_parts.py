@@ -36,6 +36,13 @@ def test_status_reporter_sends_changes_once():
     assert status_payload(StatusEvent("busy", "m")) == {"kind": "busy", "message": "m"}
 
 
+def test_status_carries_the_load_percentage_the_clients_show():
+    # Both clients read `percent` (VS Code's status item, Neovim's statusline: `Infill: starting 40%`).
+    assert status_payload(StatusEvent("starting", "Downloading", percent=40)) == {
+        "kind": "starting", "message": "Downloading", "percent": 40}
+    assert "percent" not in status_payload(StatusEvent("starting", "Loading", percent=None))
+
+
 def test_status_follows_enabled_at_once():
     sent = []
     reporter = StatusReporter(lambda method, params: sent.append(params))
