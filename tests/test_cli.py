@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import logging
 import subprocess
 import sys
@@ -105,3 +106,37 @@ def test_complete_quiet_keeps_warnings_out_and_errors_in(caplog):
     engine.warning("a warning after the command")
     assert logging.getLogger("engine").level == before  # the levels are given back
     assert [r.getMessage() for r in caplog.records] == ["llama-server could not start", "a warning after the command"]
+
+
+def _options(parser) -> dict[str, set[str]]:
+    """Each subcommand (and `models download`) → its option strings."""
+    import argparse
+
+    out: dict[str, set[str]] = {}
+
+    def walk(p: argparse.ArgumentParser, name: str) -> None:
+        out[name] = {s for action in p._actions for s in action.option_strings}
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    walk(sub, f"{name} {sub_name}".strip())
+
+    walk(parser, "")
+    return out
+
+
+def test_the_readme_lists_every_command_and_the_docs_use_only_real_options():
+    from lsp_server.cli import COMMANDS, build_parser
+
+    readme = (ROOT / "README.md").read_text()
+    using = readme[readme.index("## Using it"):readme.index("## Configuration")]
+    assert set(re.findall(r"^infill (\w+)", using, re.M)) == set(COMMANDS)
+    options = _options(build_parser())
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for line in doc.read_text().splitlines():
+            for match in re.finditer(r"\binfill ((?:models )?(?:download|list)|\w+)((?: +[^\s`|#]+)*)", line):
+                command = match.group(1).strip()
+                if command.split()[0] not in COMMANDS:
+                    continue
+                for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", match.group(2)):
+                    assert flag in options[command] | options[""], f"{doc.name}: infill {command} has no {flag}"
