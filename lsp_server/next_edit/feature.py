@@ -19,7 +19,7 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -33,6 +33,7 @@ from .gate import CompletionGate, Yielded
 from .history import EditHistory, changed_span
 from .model import NextEditModel
 from .lexical import regions
+from .prefetch import Prefetch
 from .propagate import propagate, substitution
 from .protocol import METHOD, command_id, edit_result, no_edit, parse_params, shown_id
 
@@ -71,6 +72,9 @@ class Stats:
     discarded: dict[str, int] = field(default_factory=dict)
     accepted: int = 0
     shown: int = 0
+    #: Model calls made when a model edit was shown, for the text it makes (prefetch.py), and how many a request used.
+    prefetched: int = 0
+    prefetch_used: int = 0
 
     def discard(self, reason: str) -> None:
         # "model error: HTTP 500 ..." counts as "model_error": keys are identifiers, as clients' decoders like them
@@ -80,7 +84,7 @@ class Stats:
     def as_dict(self) -> dict[str, Any]:
         return {"requests": self.requests, "edits": self.edits, "propagated": self.propagated, "model": self.model,
                 "model_calls": self.model_calls, "discarded": dict(self.discarded), "accepted": self.accepted,
-                "shown": self.shown}
+                "shown": self.shown, "prefetched": self.prefetched, "prefetch_used": self.prefetch_used}
 
 
 @dataclass
@@ -89,6 +93,8 @@ class Proposal:
     version: int
     source: str
     shown: bool = False
+    #: The edit (start, end, new text; offsets of the document's text), for the prefetch when it is shown.
+    edit: tuple[int, int, str] | None = None
 
 
 def relative_path(uri: str, folders: list[str]) -> str:
@@ -118,6 +124,7 @@ class NextEdit:
         self._sessions = Sessions()
         self._proposals: OrderedDict[str, Proposal] = OrderedDict()
         self._ids = itertools.count(1)
+        self._prefetch = Prefetch()
         #: The document the editor last focused (`textDocument/didFocus`).
         self.focused: str | None = None
 
@@ -147,11 +154,13 @@ class NextEdit:
         that sees many files opened and closed would otherwise keep a state for each all session)."""
         self.history.forget(uri)
         self._sessions.forget(uri)
+        self._prefetch.cancel(uri)
         if self.focused == uri:
             self.focused = None
 
     def on_settings(self) -> None:
         settings = self._settings()
+        self._prefetch.cancel()  # made with the settings before (the model, the window, the history budget)
         for uri in {h.uri for h in self.history if excluded_by(h.uri, settings.exclude) is not None}:
             self.history.forget(uri)
 
@@ -196,7 +205,7 @@ class NextEdit:
             return self._none("outdated version")  # edited while the model ran
         start, end, text = found
         edit_id = str(next(self._ids))
-        self._remember(edit_id, Proposal(uri, params.version, source))
+        self._remember(edit_id, Proposal(uri, params.version, source, edit=found))
         self.stats.edits += 1
         if source == "model":
             self.stats.model += 1
@@ -246,19 +255,16 @@ class NextEdit:
         starts = line_starts(lf) if lf is not text else None
         line, column = doc.position_at(cursor, UTF32)
         at = starts[line] + column if starts is not None else cursor
-        newest = self.history.newest(doc.uri)
-        request = NextEditRequest(
-            path=relative_path(doc.uri, self._folders()), language=doc.language_id, text=lf, cursor=at,
-            history=self.history.events(ne.history_tokens, lambda h: excluded_by(h.uri, settings.exclude) is None),
-            focus=jump_focus(newest.event(), lf, at, ne.lines_below) if newest is not None else None)
-        wait = min(settings.ready_timeout, MAX_READY_WAIT_S)
-
-        async def call() -> Prediction:
-            self.stats.model_calls += 1
-            return await self.model.predict(engine, request, ne, wait)
-
+        prefetched = self._prefetch.take(doc.uri, lf, line)
+        work: Callable[[], Awaitable[Prediction]]
+        if prefetched is not None:  # the edit shown before was accepted: its prediction was made meanwhile
+            self.stats.prefetch_used += 1
+            work = lambda: prefetched  # noqa: E731
+        else:
+            work = self._model_call(engine, self._model_request(doc.uri, doc.language_id, lf, at, self.history,
+                                                                settings), settings)
         try:
-            prediction = await self._sessions.run(doc.uri, lambda: self.gate.model_call(call))
+            prediction = await self._sessions.run(doc.uri, work)
         except Superseded:
             self.stats.discard("superseded")
             return None
@@ -276,6 +282,54 @@ class NextEdit:
             return edit.start, edit.end, edit.text
         return _from_lf(doc, starts, edit.start), _from_lf(doc, starts, edit.end), edit.text
 
+    def _model_request(self, uri: str, language: str, lf: str, at: int, history: EditHistory,
+                       settings: ServerSettings) -> NextEditRequest:
+        """What the model is shown: `lf` (the document with LF breaks) with the cursor at `at`, and `history`."""
+        ne = settings.next_edit
+        newest = history.newest(uri)
+        return NextEditRequest(
+            path=relative_path(uri, self._folders()), language=language, text=lf, cursor=at,
+            history=history.events(ne.history_tokens, lambda h: excluded_by(h.uri, settings.exclude) is None),
+            focus=jump_focus(newest.event(), lf, at, ne.lines_below) if newest is not None else None)
+
+    def _model_call(self, engine: Engine, request: NextEditRequest, settings: ServerSettings,
+                    prefetch: bool = False) -> Callable[[], Awaitable[Prediction]]:
+        """The model call for `request`, behind the gate (ghost text first)."""
+        ne = settings.next_edit
+        wait = min(settings.ready_timeout, MAX_READY_WAIT_S)
+
+        async def call() -> Prediction:
+            self.stats.model_calls += 1
+            if prefetch:
+                self.stats.prefetched += 1
+            return await self.model.predict(engine, request, ne, wait)
+
+        return lambda: self.gate.model_call(call)
+
+    def _prefetch_after(self, proposal: Proposal) -> None:
+        """A model edit was shown: predict the next edit for the text it makes (prefetch.py)."""
+        settings = self._settings()
+        ne = settings.next_edit
+        doc = self.documents.get(proposal.uri)
+        if not ne.prefetch or proposal.edit is None or doc is None or doc.version != proposal.version:
+            return
+        engine = self.model.engine_for(ne, self._completion_engine())
+        if engine is None:
+            return
+        start, end, new = proposal.edit
+        history = self.history.copy()  # as the accept's didChange will make it
+        history.record(doc.uri, relative_path(doc.uri, self._folders()), doc.language_id,
+                       doc.position_at(start, UTF32), doc.position_at(end, UTF32), new,
+                       lambda first, last: [doc.line(i) for i in range(first, last + 1)])
+        text = doc.text
+        after = text[:start] + new + text[end:]
+        lf = _CR.sub("\n", after) if "\r" in after else after
+        at = len(_CR.sub("\n", after[:start + len(new)]))  # the cursor at the end of the applied edit
+        line = lf.count("\n", 0, at)
+        request = self._model_request(doc.uri, doc.language_id, lf, at, history, settings)
+        self._prefetch.start(doc.uri, lf, (line - ne.lines_above, line + ne.lines_below),
+                             self._model_call(engine, request, settings, prefetch=True))
+
     # --- notifications and the accept command ------------------------------------------------------------------
 
     def _remember(self, edit_id: str, proposal: Proposal) -> None:
@@ -288,6 +342,11 @@ class NextEdit:
         if proposal is not None and not proposal.shown:
             proposal.shown = True
             self.stats.shown += 1
+            if proposal.source == "model":
+                try:
+                    self._prefetch_after(proposal)
+                except Exception:  # a notification: nothing to answer, and the edit shown stays good
+                    log.exception("next edit: could not prefetch after %s", proposal.uri)
 
     def accept(self, arguments: Any) -> None:
         """`infill.acceptInlineEdit [id]`, as a request or a notification. The client applies the edit itself; its
@@ -307,6 +366,7 @@ class NextEdit:
             self.focused = normalize_uri(uri)
 
     async def close(self) -> None:
+        self._prefetch.cancel()
         await self._sessions.cancel_all()
         await self.model.close()
 

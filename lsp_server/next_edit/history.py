@@ -14,6 +14,7 @@ but marked `bulk`, so propagation never repeats it and later typing does not coa
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import time
@@ -189,6 +190,13 @@ class EditHistory:
             return False
         lo, hi = min(last.start, a_line), max(last.end - 1, b_line)
         return hi - lo + 1 <= MAX_HUNK_LINES
+
+    def copy(self) -> EditHistory:
+        """An independent copy (the same clock): what the history would be after an edit not yet made, for a
+        prediction made before it (prefetch.py)."""
+        other = EditHistory(self.clock, self._events.maxlen or MAX_EVENTS)
+        other._events.extend(dataclasses.replace(h, old=list(h.old), new=list(h.new)) for h in self._events)
+        return other
 
     def forget(self, uri: str) -> None:
         """Drop a document's hunks (it became excluded, or its text was replaced by a new didOpen)."""

@@ -38,6 +38,9 @@ class NextEditSettings:
     languages: dict[str, bool] = field(default_factory=dict)
     #: Seconds a model prediction may take once the model is ready.
     request_timeout: float = 10.0
+    #: When a model's edit is shown, predict the next edit for the text it makes, so that after the accept it is
+    #: there at once (lsp_server/next_edit/prefetch.py); a model call the user may never use.
+    prefetch: bool = True
 
     def __post_init__(self) -> None:
         for name in ("lines_above", "lines_below"):

@@ -227,6 +227,33 @@ async def test_the_model_answers_when_there_is_nothing_to_propagate(client: Lang
     assert (await next_edit_stats(client))["model"] >= 1
 
 
+async def test_a_shown_model_edit_prefetches_the_next_one_and_the_accept_gets_it_without_a_model_call(
+        client: LanguageClient):
+    model: Model = client.model  # type: ignore[attr-defined]
+    text = "def f(x):\n    return x\n\ndef g(y):\n    return y\n\ndef h(z):\n    return z\n"
+    uri = open_doc(client, text)
+    edit(client, uri, 2, 1, 12, " + 1")  # new code: the model answers
+    model.rewrite = lambda window: re.sub(r"return (\w)\n", r"return \1 + 1\n", window, count=1)
+    prompts, before = len(model.prompts), await next_edit_stats(client)
+    first = (await inline_edit(client, uri, 2, 1, 16))["edits"][0]
+    assert first["range"]["start"] == {"line": 4, "character": 12} and first["text"] == " + 1"
+    client.protocol.notify("textDocument/didShowInlineEdit", {"item": {"command": first["command"]}})
+    for _ in range(600):  # the prefetch: a second prompt, for the text the shown edit makes
+        if len(model.prompts) >= prompts + 2:
+            break
+        await asyncio.sleep(0.05)
+    window = _CURRENT.search(model.prompts[prompts + 1])
+    assert window is not None and "return y + 1\n" in window.group(1)
+    edit(client, uri, 3, 4, 12, " + 1")  # the client applies the edit and runs its command
+    await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=ACCEPT, arguments=first["command"]["arguments"]))
+    second = (await inline_edit(client, uri, 3, 4, 16))["edits"][0]
+    assert second["range"]["start"] == {"line": 7, "character": 12} and second["text"] == " + 1"
+    assert len(model.prompts) == prompts + 2  # the prefetched prediction answered
+    after = await next_edit_stats(client)
+    assert (after["prefetched"], after["prefetch_used"]) == (before["prefetched"] + 1, before["prefetch_used"] + 1)
+
+
 @pytest.mark.parametrize("output,reason", [
     ("", "no_change"),
     ("<|file_sep|>garbage NO_EDITS", None),

@@ -333,3 +333,119 @@ async def test_closing_a_document_drops_its_hunks_and_request_state():
         documents.close(uri)
         feature.closed(uri)
     assert len(feature.history) == 0 and feature._sessions._docs == {} and feature.focused is None
+
+
+# --- prefetch after a shown model edit (lsp_server/next_edit/prefetch.py) -----------------------------------------
+
+MODEL_ONLY = {"next_edit": {"format": "sweep", "propagation": False}}
+THREE = "def f():\n    return 1\n\ndef g():\n    pass\n\ndef h():\n    pass\n"
+
+
+def _next_pass(request: NextEditRequest) -> Prediction:
+    """The scripted model: the next `pass` becomes `return 2`, or no change."""
+    at = request.text.find("pass")
+    if at < 0:
+        return Prediction(None, "no change", "sweep")
+    return Prediction(TextEdit(at, at + 4, "return 2"), "edit", "sweep")
+
+
+async def _shown(feature: NextEdit, result: dict[str, Any]) -> dict[str, Any]:
+    edit = result["edits"][0]
+    feature.did_show({"item": {"command": edit["command"]}})
+    return edit
+
+
+def _accept(documents: DocumentStore, feature: NextEdit, edit: dict[str, Any]) -> None:
+    """What a client does on accept: applies the edit (a didChange) and runs its command."""
+    rng = edit["range"]
+    _change(documents, feature, URI, (rng["start"]["line"], rng["start"]["character"]),
+            (rng["end"]["line"], rng["end"]["character"]), edit["text"])
+    feature.accept(edit["command"]["arguments"])
+
+
+async def _settled(engine: FakeEngine, calls: int) -> None:
+    for _ in range(100):
+        if len(engine.requests) >= calls:
+            return
+        await asyncio.sleep(0)
+
+
+async def test_a_shown_model_edit_prefetches_the_next_and_the_accept_uses_it():
+    engine = FakeEngine(_next_pass)
+    documents, feature, _ = _server(MODEL_ONLY, engine)
+    documents.open(URI, THREE, "python", 1)
+    _change(documents, feature, URI, (1, 11), (1, 12), "2")
+    first = await _shown(feature, await feature.inline_edit(_request(URI, 2, 1, 12)))
+    assert first["text"] == "return 2" and first["range"]["start"] == {"line": 4, "character": 4}
+    await _settled(engine, 2)
+    ahead = engine.requests[1]  # made on show, for the text the edit makes, the cursor at its end
+    assert ahead.text == THREE.replace("1", "2").replace("pass", "return 2", 1)
+    assert ahead.cursor == ahead.text.index("return 2", ahead.text.index("def g")) + len("return 2")
+    # the accepted edit is in its history as the accept's didChange will put it (here coalesced with the user's)
+    assert ahead.history[-1].new == "    return 2\n\ndef g():\n    return 2\n"
+    assert len(feature.history) == 1  # the real history is untouched until the accept's didChange
+    _accept(documents, feature, first)
+    second = (await feature.inline_edit(_request(URI, 3, 4, 12)))["edits"][0]
+    assert second["text"] == "return 2" and second["range"]["start"] == {"line": 7, "character": 4}
+    assert len(engine.requests) == 2  # no third call: the prefetched prediction answered
+    assert (feature.stats.prefetched, feature.stats.prefetch_used, feature.stats.model_calls) == (1, 1, 2)
+
+
+async def test_a_running_prefetch_is_awaited_by_the_request_after_the_accept():
+    engine = FakeEngine(_next_pass)
+    documents, feature, _ = _server(MODEL_ONLY, engine)
+    documents.open(URI, THREE, "python", 1)
+    _change(documents, feature, URI, (1, 11), (1, 12), "2")
+    first = await feature.inline_edit(_request(URI, 2, 1, 12))
+    engine.release = asyncio.Event()
+    edit = await _shown(feature, first)
+    await _settled(engine, 2)
+    assert len(engine.requests) == 2  # the prefetch is with the model, not answered yet
+    _accept(documents, feature, edit)
+    answer = asyncio.ensure_future(feature.inline_edit(_request(URI, 3, 4, 12)))
+    await asyncio.sleep(0)
+    assert not answer.done()
+    engine.release.set()
+    assert (await answer)["edits"][0]["range"]["start"] == {"line": 7, "character": 4}
+    assert len(engine.requests) == 2 and engine.cancelled == 0 and feature.stats.prefetch_used == 1
+
+
+async def test_a_prefetch_for_another_text_or_cursor_is_not_used():
+    engine = FakeEngine(_next_pass)
+    documents, feature, _ = _server(MODEL_ONLY, engine)
+    documents.open(URI, THREE, "python", 1)
+    _change(documents, feature, URI, (1, 11), (1, 12), "2")
+    await _shown(feature, await feature.inline_edit(_request(URI, 2, 1, 12)))
+    await _settled(engine, 2)
+    _change(documents, feature, URI, (0, 4), (0, 5), "F")  # the user did something else: the text differs
+    assert (await feature.inline_edit(_request(URI, 3, 0, 5)))["edits"][0]["range"]["start"]["line"] == 4
+    assert len(engine.requests) == 3 and feature.stats.prefetch_used == 0
+    # the same text, but the cursor far outside the window the prefetch's model rewrote (10 lines around it)
+    documents.close(URI)
+    feature.closed(URI)
+    far = "\n" * 40 + THREE
+    documents.open(URI, far, "python", 1)
+    _change(documents, feature, URI, (41, 11), (41, 12), "2")
+    edit = await _shown(feature, await feature.inline_edit(_request(URI, 2, 41, 12)))
+    await _settled(engine, 5)
+    _accept(documents, feature, edit)
+    await feature.inline_edit(_request(URI, 3, 0, 0))
+    assert len(engine.requests) == 6 and feature.stats.prefetch_used == 0
+
+
+async def test_no_prefetch_when_off_or_for_a_propagated_edit():
+    engine = FakeEngine(_next_pass)
+    documents, feature, _ = _server({"next_edit": {"format": "sweep", "propagation": False, "prefetch": False}},
+                                    engine)
+    documents.open(URI, THREE, "python", 1)
+    _change(documents, feature, URI, (1, 11), (1, 12), "2")
+    await _shown(feature, await feature.inline_edit(_request(URI, 2, 1, 12)))
+    await _settled(engine, 2)
+    assert len(engine.requests) == 1 and feature.stats.prefetched == 0
+    engine = FakeEngine(_next_pass)
+    documents, feature, _ = _server(MODEL, engine)
+    documents.open(URI, "size = 1\nprint(size)\n", "python", 1)
+    _change(documents, feature, URI, (0, 0), (0, 4), "length")
+    await _shown(feature, await feature.inline_edit(_request(URI, 2, 0, 6)))  # propagated: instant, no model
+    await _settled(engine, 1)
+    assert engine.requests == [] and feature.stats.prefetched == 0
