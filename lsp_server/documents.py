@@ -294,7 +294,10 @@ def normalize_uri(uri: str) -> str:
     if scheme == "file":
         path = unquote(parts.path, errors="surrogateescape")
         path = _DRIVE.sub(lambda m: f"/{m.group(1).lower()}:", path, count=1) if _DRIVE.match(path) else path
-        path = quote(path, safe=_PATH_SAFE, errors="surrogateescape")
+        try:
+            path = quote(path, safe=_PATH_SAFE, errors="surrogateescape")
+        except UnicodeEncodeError:  # a lone surrogate the JSON held ("\\ud800"), not an undecodable byte
+            return uri
         return urlunsplit(("file", parts.netloc.lower(), path, parts.query, parts.fragment))
     rest = uri[len(parts.scheme) + 1:] if parts.scheme else uri
     rest = _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _UNRESERVED

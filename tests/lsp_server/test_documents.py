@@ -109,6 +109,17 @@ def test_different_uris_stay_different(a, b):
     assert normalize_uri(a) != normalize_uri(b)
 
 
+def test_a_uri_with_a_lone_surrogate_is_its_own_key_and_its_document_is_served():
+    """A JSON string may hold an unpaired "\\ud800"; re-encoding such a file path raised UnicodeEncodeError, so
+    didOpen, didChange and every request for the document failed (InternalError) instead of serving it."""
+    uri = "file:///w/\ud800.py"
+    assert normalize_uri(uri) == uri
+    store = DocumentStore()
+    store.open(uri, "x = 1\n", "python", 1)
+    assert store.get(uri).text == "x = 1\n"
+    assert store.close(uri) is False and len(store) == 0
+
+
 def test_each_spelling_opened_keeps_its_own_text_and_any_spelling_reaches_the_file():
     """Issue 27: with one entry per normalised key, opening `a%2Epy` replaced the text of the open `a.py`, and
     requests for `a.py` then read the other text (an empty prefix where the client's document had hundreds of
