@@ -13,7 +13,10 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (".env*", "*.pem", "*.key", "id_rsa*", "*sec
 
 
 def uri_to_path(uri: str) -> str:
-    parsed = urlparse(uri)
+    try:
+        parsed = urlparse(uri)
+    except ValueError:  # e.g. an unbalanced "[" in the authority: the URI as written still names the file
+        return unquote(uri)
     if parsed.scheme in ("file", ""):
         return unquote(parsed.path)
     return unquote(parsed.path or uri)

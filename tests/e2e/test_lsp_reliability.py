@@ -320,6 +320,22 @@ async def test_a_pulled_configuration_replaces_what_the_client_pushed_before(ses
     assert session.backend.calls[-1][0] == "def f(x):\n    r"
 
 
+@pytest.mark.parametrize("uri", ["http://[::1/a.py", "file:///work/sample/\ud800.py", "untitled:Untitled-1", ""])
+async def test_documents_with_odd_uris_are_served(session: Session, uri: str):
+    """URIs urllib cannot parse (an unbalanced "[") or re-encode (a lone surrogate, legal in JSON) made every
+    request for the document fail with InternalError."""
+    session.client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
+                                                                     "version": 1, "text": "x = 1\n"}})
+    session.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}, "text": "y"}]})
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert session.backend.calls[-1] == ("y = ", "1\n")
+    answer = await session.ask("textDocument/copilotInlineEdit", {"textDocument": {"uri": uri, "version": 2},
+                                                                  "position": {"line": 0, "character": 4}})
+    assert "result" in answer or (uri == "" and answer["error"]["code"] == -32602), answer
+    assert "Traceback" not in session.server.log_text()
+
+
 async def test_two_spellings_of_one_uri_keep_their_own_text(session: Session):
     """Issue 27: a client opened `f.py` with code and `f%2Epy` empty; requests for `f.py` were completed from the
     empty text (an empty prefix). Each spelling is a document of its own; its requests and edits use its text."""

@@ -99,6 +99,13 @@ def test_configured_exclusions():
     assert excluded_by("file:///p/main.py", ("creds/*",)) is None
 
 
+def test_a_uri_urllib_cannot_parse_is_still_matched():
+    """urlparse raises ValueError for an unbalanced "[" in the authority: every request for such a document failed
+    with InternalError. The URI as written is matched instead, so a secret file is still refused."""
+    assert excluded_by("http://[::1/p/.env") == ".env*"
+    assert excluded_by("http://[::1/p/main.py") is None
+
+
 def test_redaction():
     assert "sk-abcdefghijklmnop" not in redact("key sk-abcdefghijklmnop used")
     assert "s3cr3tvalue" not in redact("Authorization: Bearer s3cr3tvalue123")
