@@ -62,8 +62,13 @@ def check_endpoint(url: str | None, key: str) -> str:
     """The endpoint without a trailing slash; ConfigError naming `key` when it is missing or not an http(s) URL."""
     if not url:
         raise ConfigError(key, "is required for this kind (the base URL of the server, e.g. http://127.0.0.1:8080)")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError for a port that is not a number from 0 to 65535
+        httpx.URL(url)  # what each request builds: a host IDNA cannot encode or a URL too long failed only there
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise ConfigError(key, f"is not a valid URL ({exc}): {url!r:.200}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
         raise ConfigError(key, f"must be an http:// or https:// URL, got {url!r}")
     return url.rstrip("/")
 

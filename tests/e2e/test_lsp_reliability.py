@@ -231,6 +231,8 @@ BAD = [
     ({"languages": {"": {"extra_stop_words": ["x"]}}}, "languages"),
     ({"languages": {"python": {"extra_stop_words": [""]}}}, "languages.python.extra_stop_words"),
     ({"completion": {"additional_stop_words": [""]}}, "completion"),
+    ({"completion": {"api_endpoint": "http://[::1"}}, "completion.api_endpoint"),  # urllib: a ValueError
+    ({"completion": {"api_endpoint": "http://\ud800/v1"}}, "completion.api_endpoint"),  # httpx: InvalidURL
 ]
 
 

@@ -92,6 +92,11 @@ def test_lone_surrogates_become_replacement_characters():
     ({"kind": "openai/completion", "model": "m", "api_endpoint": "http://h", "prompt_template": "{suffix}"},
      "completion.prompt_template"),
     ({"prompt_template": "no-such-family"}, "completion.prompt_template"),
+    # endpoints urllib or httpx cannot parse: accepted, they made every completion fail with InternalError
+    ({"kind": "openai/completion", "model": "m", "api_endpoint": "http://[::1"}, "completion.api_endpoint"),
+    ({"kind": "openai/completion", "model": "m", "api_endpoint": "http://\ud800/v1"}, "completion.api_endpoint"),
+    ({"kind": "openai/completion", "model": "m", "api_endpoint": "http://" + "a" * 70_000}, "completion.api_endpoint"),
+    ({"kind": "openai/completion", "model": "m", "api_endpoint": "http://h:99999/v1"}, "completion.api_endpoint"),
 ])
 def test_check_config_names_the_key(completion, key):
     with pytest.raises(ConfigError) as info:
