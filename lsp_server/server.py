@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -80,7 +81,17 @@ class InfillProtocol(AnsweringProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams) -> Any:
         """pygls's initialize, plus `capabilities.experimental.infill.nextEdit`: how a client tells that Infill
-        answers next-edit requests (pygls computes capabilities only from the LSP features it knows)."""
+        answers next-edit requests (pygls computes capabilities only from the LSP features it knows).
+
+        A rootUri that urllib cannot parse ("http://[::1") is ignored with a warning: pygls parses it while it
+        builds the workspace, and its ValueError left a server that had taken `initialize` but had no workspace
+        for any later request. It only names a folder to take context from."""
+        if params.root_uri is not None:
+            try:
+                urlsplit(params.root_uri)
+            except ValueError as exc:
+                log.warning("initialize: ignored the rootUri %.200r, which is not a URI (%s)", params.root_uri, exc)
+                params.root_uri = None
         result = yield from super().lsp_initialize(params)
         experimental = result.capabilities.experimental
         experimental = dict(experimental) if isinstance(experimental, dict) else {}

@@ -223,6 +223,30 @@ async def test_requests_before_initialize_get_server_not_initialized():
         await stop(Session(client, backend, server, endpoint))
 
 
+async def test_a_root_uri_that_is_not_a_uri_is_ignored_and_the_server_serves():
+    """pygls parses rootUri when it builds the workspace: "http://[::1" (an unbalanced "[") made `initialize` fail
+    with InternalError after the server had counted it, so every later request found no workspace (InternalError)
+    and a second initialize was refused: no completion for the whole session. The rootUri is ignored, with a
+    warning naming it."""
+    backend = Backend(random.Random(0), faults=False)
+    endpoint = await backend.start()
+    server = ServerProcess()
+    client = Client(await server.start(), settings(endpoint))
+    try:
+        init = client.request("initialize", {"processId": None, "rootUri": "http://[::1",
+                                             "initializationOptions": client.settings, "capabilities": {}})
+        await client.drain()
+        assert "result" in (await client.wait_answered(init))["answer"]
+        s = Session(client, backend, server, endpoint)
+        client.notify("initialized", {})
+        uri = s.open("x = 1\n")
+        assert "error" not in await s.complete(uri, 0, 4)
+        assert backend.calls[-1] == ("x = ", "1\n")
+        assert "rootUri" in server.log_text() and "Traceback" not in server.log_text()
+    finally:
+        await stop(Session(client, backend, server, endpoint))
+
+
 BAD = [
     ({"completion": {"kind": "nope/completion"}}, "completion.kind"),
     ({"completion": {"kind": "openai/chat"}}, "completion.kind"),
