@@ -20,14 +20,14 @@ import json
 import logging
 import threading
 from functools import partial
-from typing import Any, Awaitable, Protocol, cast
+from typing import Any, Awaitable, Protocol, Union, cast
 
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
                               JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
                               JsonRpcServerNotInitialized)
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
 from engine.errors import InfillError
@@ -70,6 +70,41 @@ def _describe(exc: BaseException) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def _string(value: Any, _: type) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {value!r:.50}")
+    return value
+
+
+def _integer(value: Any, _: type) -> int:
+    if isinstance(value, float) and value.is_integer():  # 4.0 is the JSON number 4
+        return int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected an integer, got {value!r:.50}")
+    return value
+
+
+def _integer_or_string(value: Any, _: type) -> int | str:
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ValueError(f"expected an integer or a string, got {value!r:.50}")
+
+
+def strict_converter() -> cattrs.Converter:
+    """pygls's converter, with JSON values of the wrong type refused where it converted them: cattrs structures a
+    string field with `str(value)` and an integer field with `int(value)`, so a didChange with `"text": null`
+    replaced the document with the text "None" and `"line": "1"` or `true` was a line number; lsprotocol let any
+    value through as an id or a progress token (`$/cancelRequest` with `"id": [1]` raised inside pygls). A message
+    that does not fit is then refused naming the field (`AnsweringProtocol.handle_message`)."""
+    converter = default_converter()
+    converter.register_structure_hook(str, _string)
+    converter.register_structure_hook(int, _integer)
+    # `bool` fields went to the hook of `int` (a base class) and stay as they were: capabilities are not refused
+    converter.register_structure_hook(bool, lambda value, _: bool(value))
+    converter.register_structure_hook(Union[int, str], _integer_or_string)
+    return converter
 
 
 class AnsweringProtocol(LanguageServerProtocol):
@@ -327,4 +362,4 @@ async def read_messages(reader: Reader, protocol: AnsweringProtocol, stop_event:
             log.exception("failed to handle a message")
 
 
-__all__ = ["AnsweringProtocol", "read_messages"]
+__all__ = ["AnsweringProtocol", "read_messages", "strict_converter"]

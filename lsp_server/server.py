@@ -24,7 +24,7 @@ from engine import __version__
 from engine.errors import ConfigError, InfillError
 
 from .next_edit import protocol as next_edit_protocol
-from .protocol import MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, read_messages
+from .protocol import MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, read_messages, strict_converter
 
 if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
     from .config import ServerSettings, SettingsStore
@@ -128,7 +128,7 @@ class InfillServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=InfillProtocol)
+                         protocol_cls=InfillProtocol, converter_factory=strict_converter)
         self.service: CompletionService | None = None
         self.accepted = 0
         self.shown = 0

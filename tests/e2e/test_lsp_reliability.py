@@ -153,6 +153,28 @@ async def test_a_notification_sent_as_a_request_gets_method_not_found(session: S
     assert (await session.ask("infill/stats", {}))["result"]["documents"] == 1  # not run as the notification
 
 
+async def test_values_of_the_wrong_json_type_are_refused_not_converted(session: Session):
+    """cattrs structured a string field with str(value) and an integer field with int(value), and lsprotocol let any
+    value through as an id: a didChange with `"text": null` replaced the document with the text "None", `"line": "0"`
+    or `true` was served as a line number, and `$/cancelRequest` with `"id": [1]` raised inside pygls. Such params
+    are now invalid (a request gets -32602 naming the field, a notification is dropped); a JSON number with an
+    integral value (4.0) is still an integer."""
+    uri = session.open("x = 1\n")
+    for text in [None, 5, ["y"]]:
+        session.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                                         "contentChanges": [{"text": text}]})
+    for position in [{"line": "0", "character": 4}, {"line": True, "character": 4}, {"line": 0, "character": 1.5}]:
+        answer = await session.ask("textDocument/inlineCompletion", {"textDocument": {"uri": uri},
+                                                                     "position": position,
+                                                                     "context": {"triggerKind": 1}})
+        assert answer["error"]["code"] == -32602 and "$.params.position" in answer["error"]["message"], answer
+    assert "error" not in await session.complete(uri, 0, 4.0)
+    assert session.backend.calls[-1] == ("x = ", "1\n")  # the document kept its text
+    session.client.notify("$/cancelRequest", {"id": [1]})
+    assert "result" in await session.ask("infill/stats", {})
+    assert "Traceback" not in session.server.log_text()
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
