@@ -322,8 +322,11 @@ class DocumentStore:
         self._spellings: dict[str, list[str]] = {}
 
     def open(self, uri: str, text: str, language_id: str = "plaintext", version: int | None = None) -> Document:
+        """`language_id` as the client sent it: lsprotocol lets any JSON number or null through, which is plain
+        text here (the language table looks names up)."""
         key = normalize_uri(uri)
-        doc = Document(key, text, language_id or "plaintext", version)
+        doc = Document(key, text, language_id if isinstance(language_id, str) and language_id else "plaintext",
+                       version)
         self._docs[uri] = doc
         spellings = self._spellings.setdefault(key, [])
         if uri in spellings:

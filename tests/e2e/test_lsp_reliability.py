@@ -384,6 +384,16 @@ async def test_documents_with_odd_uris_are_served(session: Session, uri: str):
     assert "Traceback" not in session.server.log_text()
 
 
+@pytest.mark.parametrize("language", [5, None, "", "x" * 100_000])
+async def test_a_language_id_that_is_not_a_name_is_plain_text(session: Session, language: Any):
+    """lsprotocol passes any JSON number through as a languageId: the document was opened, and every completion
+    in it failed with InternalError where the language table lower-cased the id."""
+    uri = session.open("x = 1\n", language=language)
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert session.backend.calls[-1] == ("x = ", "1\n")
+    assert "Traceback" not in session.server.log_text()
+
+
 async def test_two_spellings_of_one_uri_keep_their_own_text(session: Session):
     """Issue 27: a client opened `f.py` with code and `f%2Epy` empty; requests for `f.py` were completed from the
     empty text (an empty prefix). Each spelling is a document of its own; its requests and edits use its text."""
