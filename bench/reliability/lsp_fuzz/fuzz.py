@@ -81,6 +81,9 @@ class Fuzz(PromptOracle):
             self.excluded_uris.add(uri)
             return uri
         ext = self.rng.choice(["py", "js", "ts", "txt", "zz"])
+        if self.rng.random() < 0.03:  # spellings urllib cannot parse or re-encode: the document is served all the same
+            return self.rng.choice([f"file://{self.workdir}/src/\ud800{self.uri_counter}.{ext}",
+                                    f"http://[::1/src/f{self.uri_counter}.{ext}"])
         return f"file://{self.workdir}/src/f{self.uri_counter}.{ext}"
 
     # --- actions ---------------------------------------------------------------------------------------------------
@@ -106,7 +109,7 @@ class Fuzz(PromptOracle):
         if excluded:
             text = f"API_KEY={CANARY}\n" + text
         language = {"py": "python", "js": "javascript", "ts": "typescript"}.get(uri.rsplit(".", 1)[-1],
-                                                                               self.rng.choice(["plaintext", "zz"]))
+                                                                               self.rng.choice(["plaintext", "zz", 5]))
         self.docs[uri] = Doc(text, 1, language, excluded)
         client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1,
                                                                  "text": text}})
@@ -264,7 +267,7 @@ class Fuzz(PromptOracle):
 
     def malformed(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
-        choice = self.rng.randrange(17)
+        choice = self.rng.randrange(19)
         position = {"line": 0, "character": 0}
         if choice == 0:  # answered with id null: -32700 (also when nested too deeply for the JSON reader)
             client.raw(self.rng.choice([b"{not json", b"[" * 100_000 + b"]" * 100_000]))
@@ -319,6 +322,11 @@ class Fuzz(PromptOracle):
             client.request("textDocument/copilotInlineEdit", {"textDocument": {"uri": uri, "version": 1},
                                                               "position": position, "context": nested})
             client.notify("workspace/didChangeConfiguration", {"settings": {"infill": nested}})
+        elif choice == 17:  # a value of the wrong JSON type for a string: dropped (it was the text "None", "5")
+            client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 99},
+                                                     "contentChanges": [{"text": self.rng.choice([None, 5, ["x"]])}]})
+        elif choice == 18:  # an id of a type no request has: nothing to cancel
+            client.notify("$/cancelRequest", {"id": self.rng.choice([[1], {"n": 1}, 1.5, True, None])})
         else:
             client.notify("$/cancelRequest", {"id": 10 ** 9})
         self.count("malformed")

@@ -98,5 +98,5 @@ class Doc:
 
     text: str
     version: int
-    language: str
+    language: str | int  # the languageId sent: a fuzz sends numbers too
     excluded: bool = False
