@@ -56,11 +56,11 @@ def column_to_index(line: str, column: int, encoding: str) -> int:
     in C for the common cases (ASCII, BMP-only utf-16, utf-8 without lone surrogates), Python work only per
     astral character."""
     column = max(0, column)
-    if encoding == UTF32:
+    if encoding == UTF32 or line.isascii():  # isascii() reads a flag of the string: O(1) in a 5 MB minified line
         return min(column, len(line))
     if encoding == UTF16:
         index, astral = column, 0  # astral: characters before `index` that take two units
-        for match in _ASTRAL.finditer(line):
+        for match in _ASTRAL.finditer(line, 0, column):  # each takes a unit at least: none lies past `column`
             start = match.start() + astral  # unit column where this character begins
             if column <= start:
                 break  # (column == start + 1, inside the pair, gives match.start() below: rounded down)
@@ -96,15 +96,27 @@ def _line_ends(chunk: str) -> array:
 
 
 def _split(text: str, size: int) -> list[str]:
-    """`text` cut into chunks of whole lines of about `size` characters (never inside "\\r\\n")."""
+    """`text` cut into chunks of whole lines of about `size` characters (never inside "\\r\\n").
+
+    The next "\\n" and "\\r" are found with str.find (a memchr) and kept until the cut passes them: a regular
+    expression searched a 5 MB minified line at about 10 ns a character on every keystroke in it (26 ms)."""
     chunks = []
     start, n = 0, len(text)
+    lf = cr = 0  # where the next "\n" and "\r" are, at or after the last place searched from (-1: there is none)
     while n - start > size:
-        match = _BREAK.search(text, start + size)
-        if match is None:
+        at = start + size
+        if 0 <= lf < at:
+            lf = text.find("\n", at)
+        if 0 <= cr < at:
+            cr = text.find("\r", at)
+        if lf < 0 and cr < 0:
             break
-        chunks.append(text[start:match.end()])
-        start = match.end()
+        if cr < 0 or 0 <= lf < cr:
+            end = lf + 1
+        else:
+            end = cr + 2 if text.startswith("\n", cr + 1) else cr + 1
+        chunks.append(text[start:end])
+        start = end
     if start < n or not chunks:
         chunks.append(text[start:])
     return chunks

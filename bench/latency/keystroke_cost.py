@@ -1,6 +1,7 @@
 """Keystroke cost against file size: one incremental one-character `didChange` plus an automatic inline request,
-through the real server over stdio, in documents of 5 KB, 0.3 MB and 2 MB; and the server's memory with ten 2 MB
-documents open. Targets (issue 18): median at 2 MB ≤ 1.5 × the 5 KB figure and ≤ 5 ms; RSS ≤ 150 MB.
+through the real server over stdio, in documents of 5 KB, 0.3 MB and 2 MB and in a minified file of one 5 MB line
+(`--minified`); and the server's memory with ten 2 MB documents open. Targets (issue 18): median at 2 MB ≤ 1.5 × the
+5 KB figure and ≤ 5 ms; RSS ≤ 150 MB.
 
 The model is an in-process loopback llama.cpp `/infill` endpoint that answers at once with a fixed suggestion, so
 the figures are the server's own cost. The cursor sits on a new line in the middle of the document; each keystroke
@@ -8,7 +9,8 @@ types the next character of the suggestion shown, so most requests are answered 
 in every len(suggestion) goes to the loopback model (reported apart: in a big file it also asks `/tokenize` to fit
 the prompt budget, which a small file does not need).
 
-Run: python3 -m bench.latency.keystroke_cost [--keystrokes 120] [--sizes 5000,300000,2000000] [--server-root PATH]
+Run: python3 -m bench.latency.keystroke_cost [--keystrokes 120] [--sizes 5000,300000,2000000] [--minified 5000000]
+[--server-root PATH]
 `--server-root` runs the server from another checkout (e.g. /work/main) for a before/after comparison.
 Prints a table and writes bench/results/keystroke_cost.json (note the load average it records: a busy machine
 inflates every figure)."""
@@ -56,6 +58,14 @@ def document(size: int) -> tuple[str, int]:
     return head + "\n    return result\n\n\n" + tail, head.count("\n")
 
 
+def minified(size: int) -> tuple[str, int]:
+    """One line of about `size` characters (a minified bundle) with `LINE` in its middle; returns the text and the
+    cursor's column."""
+    half = "var a=1;" * (size // 16)
+    head = half + LINE
+    return head + half + "\n", len(head)
+
+
 async def start_loopback() -> tuple[asyncio.AbstractServer, str, dict[str, int]]:
     """llama-server's `/infill` (one SSE event with the suggestion, then the stop event) and `/tokenize`."""
     counts = {"infill": 0, "tokenize": 0}
@@ -100,10 +110,10 @@ def options(base_url: str) -> dict[str, Any]:
             "debounce": {"mode": "fixed", "fixed_ms": 0}, "max_tokens": 32, "multiline": "never"}
 
 
-async def type_through(lsp: lsp_support.Lsp, uri: str, line: int, keystrokes: int) -> dict[str, list[float]]:
+async def type_through(lsp: lsp_support.Lsp, uri: str, line: int, keystrokes: int, column: int = len(LINE)
+                       ) -> dict[str, list[float]]:
     """Round trips (ms) of keystroke = one-character didChange + automatic inline request, split by who answered."""
     times: dict[str, list[float]] = {"typing-through": [], "model": []}
-    column = len(LINE)
     result = await lsp.request(uri, line, column, invoked=False)  # warm-up: the first suggestion
     shown = result.items[0].insert_text if result.items else ""
     for _ in range(keystrokes):
@@ -130,17 +140,23 @@ async def synced(lsp: lsp_support.Lsp) -> dict[str, Any]:
     return stats if isinstance(stats, dict) else stats._asdict()
 
 
-async def measure_size(base_url: str, size: int, keystrokes: int) -> dict[str, Any]:
-    text, line = document(size)
+async def measure_size(base_url: str, size: int, keystrokes: int, one_line: bool = False) -> dict[str, Any]:
+    """`one_line`: the minified file (one line of `size` characters) instead of the Python source."""
+    if one_line:
+        text, column = minified(size)
+        line = 0
+    else:
+        text, line = document(size)
+        column = len(LINE)
     async with lsp_server(options(base_url)) as lsp:
-        uri = f"file:///bench/keystroke_{size}.py"
+        uri = f"file:///bench/keystroke_{'minified_' if one_line else ''}{size}.py"
         rss_before = lsp.rss_kb() / 1024
         started = time.perf_counter()
         lsp.open(uri, text)
         await synced(lsp)
         open_ms = (time.perf_counter() - started) * 1000
         cpu_before = cpu_ms(lsp.pid)
-        times = await type_through(lsp, uri, line, keystrokes)
+        times = await type_through(lsp, uri, line, keystrokes, column)
         stats = await synced(lsp)
         cpu = (cpu_ms(lsp.pid) - cpu_before) / (keystrokes + 1)
         handler = [ms for source, ms in stats["timings"]][1:]
@@ -181,6 +197,8 @@ async def main(args: argparse.Namespace) -> None:
     try:
         for size in args.sizes:
             results["sizes"][str(size)] = await measure_size(base_url, size, args.keystrokes)
+        if args.minified:
+            results["minified"] = await measure_size(base_url, args.minified, args.keystrokes, one_line=True)
         if args.memory_documents:
             results["memory"] = await measure_memory(base_url, max(args.sizes), args.memory_documents)
     finally:
@@ -202,7 +220,7 @@ async def main(args: argparse.Namespace) -> None:
           f"(server: {results['server_root']})")
     print(f"{'document':>22} | {'round trip median':>17} | {'p90':>7} | {'typing-through med':>18} | "
           f"{'model med':>9} | {'handler med':>11} | {'server CPU':>10} | {'open':>8} | {'RSS':>8}")
-    for row in sizes.values():
+    for row in [*sizes.values(), *([results["minified"]] if "minified" in results else [])]:
         model = f"{row['model_ms']['median']:.2f}" if row["model_ms"] else "-"
         print(f"{row['chars'] / 1e6:>8.3f} MB {row['lines']:>7} ln | {row['round_trip_ms']['median']:>14.2f} ms | "
               f"{row['round_trip_ms']['p90']:>7.2f} | {row['typing_through_ms']['median']:>18.2f} | {model:>9} | "
@@ -225,6 +243,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--keystrokes", type=int, default=120)
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[5000, 300000, 2000000])
+    parser.add_argument("--minified", type=int, default=5_000_000,
+                        help="characters of the one-line (minified) file; 0 leaves it out")
     parser.add_argument("--memory-documents", type=int, default=10, help="documents of the largest size kept open")
     parser.add_argument("--server-root", help="run the server from this checkout instead of this one")
     asyncio.run(main(parser.parse_args()))

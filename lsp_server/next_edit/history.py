@@ -83,8 +83,9 @@ class Hunk:
 
 
 def split_lines(text: str) -> list[str]:
-    """LSP's lines of `text` (breaks at "\\r\\n", "\\r", "\\n"; the last line may be empty)."""
-    return _BREAK.split(text)
+    """LSP's lines of `text` (breaks at "\\r\\n", "\\r", "\\n"; the last line may be empty). str.split where there
+    is no "\\r": the regular expression took 11 ms on a 5 MB minified line, twice per keystroke in it."""
+    return text.split("\n") if "\r" not in text else _BREAK.split(text)
 
 
 def _trim(start: int, old: list[str], new: list[str]) -> tuple[int, list[str], list[str]]:
