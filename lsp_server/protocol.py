@@ -27,6 +27,7 @@ from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
                               JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
                               JsonRpcServerNotInitialized)
+from pygls.io_ import StdinAsyncReader
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 
@@ -300,6 +301,19 @@ class Reader(Protocol):
     def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
+#: A header line is a few dozen bytes: a longer one is read (and dropped as garbage) in pieces of this size.
+MAX_HEADER_LINE = 64 * 1024
+
+
+class StdinReader(StdinAsyncReader):
+    """pygls's stdin reader, with lines read in pieces of at most MAX_HEADER_LINE bytes: its readline read a line
+    of any length into memory at once, so a client writing gigabytes without a newline made the server take three
+    times that (the line, its decoded and its stripped copies). Over TCP, asyncio's stream limit does the same."""
+
+    def readline(self) -> Awaitable[bytes]:
+        return self.loop.run_in_executor(self.executor, self.stdin.readline, MAX_HEADER_LINE)
+
+
 #: A frame whose Content-Length is larger than this is read in pieces, dropped and answered with an error (id null).
 #: Reading it whole asked Python for that much memory at once: a Content-Length of 10^12 ended the server.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -362,4 +376,4 @@ async def read_messages(reader: Reader, protocol: AnsweringProtocol, stop_event:
             log.exception("failed to handle a message")
 
 
-__all__ = ["AnsweringProtocol", "read_messages", "strict_converter"]
+__all__ = ["AnsweringProtocol", "StdinReader", "read_messages", "strict_converter"]

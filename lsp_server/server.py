@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdinAsyncReader, StdoutWriter
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
@@ -24,7 +24,8 @@ from engine import __version__
 from engine.errors import ConfigError, InfillError
 
 from .next_edit import protocol as next_edit_protocol
-from .protocol import MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, read_messages, strict_converter
+from .protocol import (MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, StdinReader, read_messages,
+                       strict_converter)
 
 if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
     from .config import ServerSettings, SettingsStore
@@ -233,7 +234,7 @@ class InfillServer(LanguageServer):
         log.info("starting the stdio server")
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        reader = StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool)
+        reader = StdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         try:
             asyncio.run(read_messages(reader, cast(AnsweringProtocol, self.protocol), self._stop_event))
         except BrokenPipeError:
