@@ -262,6 +262,17 @@ class AnsweringProtocol(LanguageServerProtocol):
             self._request_futures.pop(msg_id, None)
             self._answer_error(msg_id, JsonRpcInternalError(f"Internal error: {_first_line(exc)}"))
 
+    def _handle_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """pygls's, for an answer that comes after the server stopped waiting for it (a workspace/configuration pull
+        gives up after 5 s and cancels its future): pygls set the result of the cancelled future, and the
+        InvalidStateError was logged with its traceback as a failure to handle the message."""
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            del self._request_futures[msg_id]
+            log.info("ignored the answer to request %s: it came after the server stopped waiting for it", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         self._request_futures.pop(msg_id, None)
         if future.cancelled():

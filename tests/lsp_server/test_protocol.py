@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import io
+import logging
 import threading
 from types import SimpleNamespace
 from typing import Any
@@ -103,3 +105,19 @@ def test_stdin_reads_a_header_line_without_end_in_pieces():
     asyncio.run(run())
     assert stdin.longest_line <= MAX_HEADER_LINE
     assert protocol.handled == [{"jsonrpc": "2.0", "method": "exit"}]
+
+
+def test_an_answer_after_the_server_stopped_waiting_is_dropped_quietly(caplog):
+    """A workspace/configuration pull gives up after 5 s and cancels its future; the editor's answer coming after
+    that made pygls set the result of the cancelled future, and the InvalidStateError was logged with its traceback
+    as a failure to handle the message. The late answer is a log line."""
+    protocol = AnsweringProtocol(SimpleNamespace(name="infill-test", version="0"), default_converter())
+    protocol.initialize_requested = True
+    given_up: concurrent.futures.Future = concurrent.futures.Future()
+    given_up.cancel()
+    protocol._request_futures["pull-1"] = given_up
+    with caplog.at_level(logging.INFO):
+        protocol.handle_message({"jsonrpc": "2.0", "id": "pull-1", "result": [{"max_tokens": 8}]})
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "pull-1" not in protocol._request_futures
+    assert any("after the server stopped waiting" in r.getMessage() for r in caplog.records)
