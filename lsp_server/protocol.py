@@ -19,10 +19,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import typing
+from collections import abc
 from functools import partial
 from typing import Any, Awaitable, Protocol, Union, cast
 
 import cattrs
+from cattrs.cols import list_structure_factory
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
                               JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
@@ -93,18 +96,37 @@ def _integer_or_string(value: Any, _: type) -> int | str:
     raise ValueError(f"expected an integer or a string, got {value!r:.50}")
 
 
+def _list_of(tp: Any, converter: cattrs.BaseConverter) -> Any:
+    """A list field's hook that refuses a JSON string or object, which cattrs iterated: an executeCommand's
+    `arguments` "zz" became ["z", "z"], a workspace/configuration answer "abc" the section "a"."""
+    items = list_structure_factory(tp, converter)
+
+    def structure(value: Any, _: type) -> list[Any]:
+        if isinstance(value, (str, dict)):
+            raise ValueError(f"expected a list, got {value!r:.50}")
+        return items(value, tp)
+
+    return structure
+
+
+def _is_list(tp: Any) -> bool:
+    return typing.get_origin(tp) in (list, abc.Sequence, abc.MutableSequence)
+
+
 def strict_converter() -> cattrs.Converter:
     """pygls's converter, with JSON values of the wrong type refused where it converted them: cattrs structures a
     string field with `str(value)` and an integer field with `int(value)`, so a didChange with `"text": null`
     replaced the document with the text "None" and `"line": "1"` or `true` was a line number; lsprotocol let any
-    value through as an id or a progress token (`$/cancelRequest` with `"id": [1]` raised inside pygls). A message
-    that does not fit is then refused naming the field (`AnsweringProtocol.handle_message`)."""
+    value through as an id or a progress token (`$/cancelRequest` with `"id": [1]` raised inside pygls), and a
+    string or an object was iterated where a list belongs. A message that does not fit is then refused naming the
+    field (`AnsweringProtocol.handle_message`)."""
     converter = default_converter()
     converter.register_structure_hook(str, _string)
     converter.register_structure_hook(int, _integer)
     # `bool` fields went to the hook of `int` (a base class) and stay as they were: capabilities are not refused
     converter.register_structure_hook(bool, lambda value, _: bool(value))
     converter.register_structure_hook(Union[int, str], _integer_or_string)
+    converter.register_structure_hook_factory(_is_list, _list_of)
     return converter
 
 

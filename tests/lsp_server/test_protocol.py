@@ -10,9 +10,13 @@ import threading
 from types import SimpleNamespace
 from typing import Any
 
+import cattrs
+import pytest
+from lsprotocol import types
 from pygls.protocol import default_converter
 
-from lsp_server.protocol import MAX_HEADER_LINE, MAX_MESSAGE_BYTES, AnsweringProtocol, StdinReader, read_messages
+from lsp_server.protocol import (MAX_HEADER_LINE, MAX_MESSAGE_BYTES, AnsweringProtocol, StdinReader, read_messages,
+                                 strict_converter)
 
 
 class Pipe:
@@ -121,3 +125,25 @@ def test_an_answer_after_the_server_stopped_waiting_is_dropped_quietly(caplog):
     assert [r.levelno for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert "pull-1" not in protocol._request_futures
     assert any("after the server stopped waiting" in r.getMessage() for r in caplog.records)
+
+
+def test_a_string_or_an_object_is_no_list():
+    """cattrs iterated a string or an object where a list belongs: an executeCommand's `arguments` "zz" became
+    ["z", "z"], and an editor answering workspace/configuration with "abc" had the section "a" applied (the error
+    then quoted 'a', not what the editor sent). The pull now fails naming what came."""
+    converter = strict_converter()
+    for value in ["zz", {"a": 1}]:
+        with pytest.raises(cattrs.ClassValidationError) as info:
+            converter.structure({"command": "c", "arguments": value}, types.ExecuteCommandParams)
+        assert "expected a list" in repr(info.value.exceptions)
+        assert "$.arguments" in cattrs.transform_error(info.value)[0]
+    assert converter.structure({"command": "c", "arguments": ["1", 2]}, types.ExecuteCommandParams).arguments == [
+        "1", 2]
+    protocol = AnsweringProtocol(SimpleNamespace(name="infill-test", version="0"), converter)
+    protocol.initialize_requested = True
+    pull: concurrent.futures.Future = concurrent.futures.Future()
+    protocol._request_futures["pull-2"] = pull
+    protocol._result_types["pull-2"] = protocol.get_result_type(types.WORKSPACE_CONFIGURATION)
+    protocol.handle_message({"jsonrpc": "2.0", "id": "pull-2", "result": "abc"})
+    with pytest.raises(Exception, match=r"malformed response: .*expected Sequence @ \$\.result"):
+        pull.result(timeout=0)
