@@ -573,6 +573,27 @@ def test_dying_llama_server_shows_an_error_and_restart_recovers(nvim: Nvim, tmp_
     nvim.send("<Esc>")
 
 
+def test_restart_after_a_server_crash_serves_every_buffer_again(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """The server dies with two files open (Neovim detaches it from both); `:Infill restart` in one of them starts a
+    server for both, not only for the current buffer (the other one would have stayed without completions until it
+    was edited again)."""
+    nvim = scripted_nvim
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    open_file(nvim, first, SCRIPTED_HEAD)
+    open_file(nvim, second, SCRIPTED_HEAD)
+    state = str(Path(nvim.socket).parent / "state")
+    servers = [pid for pid, cmd in pids_with_env("XDG_STATE_HOME", state) if "lsp_server serve" in cmd]
+    assert servers
+    for pid in servers:
+        os.kill(pid, signal.SIGKILL)
+    nvim.wait_for(lambda: nvim.lua("#vim.lsp.get_clients({ name = 'infill' }) == 0"), WAIT, "the client to exit")
+    nvim.send("<Esc>:Infill restart<CR>")
+    attached = ("(function() local c = vim.lsp.get_clients({ name = 'infill' })[1] "
+                "return c ~= nil and c.initialized and c.attached_buffers[vim.fn.bufnr(%s)] == true end)()")
+    nvim.wait_for(lambda: nvim.lua(attached % lua_string(str(second))), READY_TIMEOUT, "a server for the current file")
+    nvim.wait_for(lambda: nvim.lua(attached % lua_string(str(first))), WAIT, "the same server for the other file")
+
+
 def pids_with_env(name: str, value: str) -> list[tuple[int, str]]:
     """(pid, command line) of live processes whose environment has name=value."""
     needle = f"{name}={value}".encode()

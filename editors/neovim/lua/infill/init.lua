@@ -190,7 +190,13 @@ local function set_keymaps(bufnr, keymaps)
   end, 'previous suggestion')
 end
 
+--- Buffers an infill client has been attached to: `:Infill restart` serves them again even after the server died
+--- (Neovim then detaches it from them, and re-attaches only when a buffer's filetype is set again).
+---@type table<integer, true>
+local served = {}
+
 local function on_attach(client, bufnr)
+  served[bufnr] = true
   local opts = M.options or config.resolve()
   if opts.inline_completion and M.has_inline_completion() then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
@@ -288,15 +294,29 @@ function M.start(bufnr)
   return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { cmd = cmd, root_dir = root_dir }), { bufnr = bufnr })
 end
 
---- `:Infill restart`: stops the servers and starts one again for every buffer they served.
+--- `:Infill restart`: stops the servers and starts one again for every buffer they served (also when they died).
 function M.restart()
   local buffers = {}
+  local seen = {}
+  local function add(bufnr)
+    if not seen[bufnr] then
+      seen[bufnr] = true
+      buffers[#buffers + 1] = bufnr
+    end
+  end
   local clients = M.clients()
   for _, client in ipairs(clients) do
     for bufnr in pairs(client.attached_buffers) do
-      buffers[#buffers + 1] = bufnr
+      add(bufnr)
     end
     client:stop()
+  end
+  for bufnr in pairs(served) do
+    if api.nvim_buf_is_loaded(bufnr) then
+      add(bufnr)
+    else
+      served[bufnr] = nil
+    end
   end
   vim.wait(5000, function()
     for _, client in ipairs(clients) do
