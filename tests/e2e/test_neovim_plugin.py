@@ -643,7 +643,9 @@ eq(opts.keymaps.accept, '<C-y>', 'keymap override')
 eq(opts.keymaps.next, '<M-]>', 'other keymaps kept')
 eq(opts.cmd, { 'x' }, 'cmd replaced, not merged')
 eq(config.resolve({ keymaps = false }).keymaps, false, 'keymaps off')
-for _, bad in ipairs({ { nope = 1 }, { cmd = {} }, { keymaps = { acept = 'x' } }, { settings = 'x' } }) do
+eq(config.resolve({ root_markers = { { 'a', 'b' }, '.git' } }).root_markers, { { 'a', 'b' }, '.git' }, 'marker groups')
+for _, bad in ipairs({ { nope = 1 }, { cmd = {} }, { keymaps = { acept = 'x' } }, { settings = 'x' }, { cmd = { 1 } },
+  { cmd = { 'infill', true } }, { filetypes = { 1 } }, { root_markers = { false } }, { keymaps = { accept = '' } } }) do
   local ok, err = pcall(config.resolve, bad)
   assert(not ok and err:match('^infill: '), 'bad options must raise an infill error: ' .. vim.inspect(bad))
 end

@@ -58,6 +58,18 @@ local function check(name, value, expected, optional)
   end
 end
 
+--- Raises an error naming the option when `list` (a table) holds anything but non-empty strings (or, with `nested`,
+--- lists of them: root markers of equal priority).
+local function check_strings(name, list, nested)
+  for i, item in ipairs(list) do
+    if nested and type(item) == 'table' then
+      check_strings(('%s[%d]'):format(name, i), item)
+    elseif type(item) ~= 'string' or item == '' then
+      error(('infill: option %s[%d] must be a non-empty string, got %s'):format(name, i, vim.inspect(item)), 0)
+    end
+  end
+end
+
 local function validate_keymaps(keymaps)
   if keymaps == false then
     return
@@ -69,7 +81,7 @@ local function validate_keymaps(keymaps)
       table.sort(valid)
       error(('infill: unknown keymap %q (valid: %s)'):format(name, table.concat(valid, ', ')), 0)
     end
-    if lhs ~= false and type(lhs) ~= 'string' then
+    if lhs ~= false and (type(lhs) ~= 'string' or lhs == '') then
       error(('infill: option keymaps.%s must be a key string or false, got %s'):format(name, vim.inspect(lhs)), 0)
     end
   end
@@ -100,9 +112,12 @@ function M.resolve(opts)
   if #resolved.cmd == 0 then
     error('infill: option cmd must not be empty', 0)
   end
+  check_strings('cmd', resolved.cmd)
   check('cmd_env', resolved.cmd_env, 'table', true)
   check('filetypes', resolved.filetypes, 'table', true)
+  check_strings('filetypes', resolved.filetypes or {})
   check('root_markers', resolved.root_markers, 'table')
+  check_strings('root_markers', resolved.root_markers, true)
   check('settings', resolved.settings, 'table')
   check('inline_completion', resolved.inline_completion, 'boolean')
   check('notify_errors', resolved.notify_errors, 'boolean')
