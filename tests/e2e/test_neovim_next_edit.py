@@ -280,6 +280,20 @@ def test_a_change_cancels_the_request_in_flight(scripted: tuple[Nvim, Path], tmp
     assert not [m for m in marks(nvim) if m["hl"] == "InfillNextEditDelete"], "a cancelled request's answer is dropped"
 
 
+@pytest.mark.parametrize("scripted", [("ok", "width", "size")], indirect=True)
+def test_infill_disable_hides_the_shown_edit(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
+    """`:Infill disable` with a next edit on screen: the edit goes away, and Tab no longer jumps to it or applies it
+    (it stayed drawn and Tab-able although the user had turned Infill off)."""
+    nvim, log = scripted
+    open_file(nvim, tmp_path / "off.py", "w = 1\n\n\n\narea = width * height\n")
+    nvim.send(":InfillNextEdit<CR>")
+    nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit")
+    nvim.send(":Infill disable<CR>")
+    nvim.wait_for(lambda: marks(nvim) == [], WAIT, "the edit to be hidden")
+    assert nvim.lua("require('infill.next_edit').jump_or_apply()") is False, "nothing left for Tab to act on"
+    assert cursor(nvim) == [1, 0] and lines(nvim)[4] == "area = width * height"
+
+
 @pytest.mark.parametrize("scripted", [("ok", "old_total", "total = 0\nfor v in values:\n    total += v")],
                          indirect=True)
 def test_multiline_edit_is_drawn_as_virtual_lines_and_applied(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:

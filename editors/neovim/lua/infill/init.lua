@@ -80,6 +80,7 @@ function M.update_settings(settings)
     client.settings = { [NAME] = as_object(vim.deepcopy(opts.settings)) }
     client:notify('workspace/didChangeConfiguration', { settings = client.settings })
   end
+  next_edit.settings_changed()
 end
 
 -- Keymaps ---------------------------------------------------------------------------------------------------------

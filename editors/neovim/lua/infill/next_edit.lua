@@ -419,6 +419,16 @@ function M.dismiss(bufnr)
   return shown
 end
 
+--- After a settings change: hides the edits shown where next edits are now off (`:Infill disable`), and stops asking.
+function M.settings_changed()
+  local nes = M.settings(options().settings)
+  for bufnr in pairs(state) do
+    if api.nvim_buf_is_valid(bufnr) and not M.enabled_for(nes, vim.bo[bufnr].filetype) then
+      M.dismiss(bufnr)
+    end
+  end
+end
+
 --- `:InfillNextEdit`: jumps to or applies the shown edit, or asks for one now.
 function M.command()
   if not M.jump_or_apply() then
