@@ -281,6 +281,25 @@ def test_a_change_cancels_the_request_in_flight(scripted: tuple[Nvim, Path], tmp
 
 
 @pytest.mark.parametrize("scripted", [("ok", "width", "size")], indirect=True)
+def test_keys_without_a_next_edit_keep_the_users_own_mappings(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
+    """With no next edit shown, the plugin's normal-mode <Esc> and <Tab> do what they do without the plugin,
+    including the user's own global mappings (`<Esc>` clearing the search highlight is a common one); the plugin's
+    buffer-local mappings fed the bare keys and so bypassed them in every buffer the server was attached to."""
+    nvim, log = scripted
+    nvim.exec_lua("vim.g.infill_test_keys = {} "
+                  "vim.keymap.set('n', '<Esc>', '<Cmd>call add(g:infill_test_keys, \"esc\")<CR>') "
+                  "vim.keymap.set('n', '<Tab>', function() local keys = vim.g.infill_test_keys "
+                  "table.insert(keys, 'tab') vim.g.infill_test_keys = keys end)")
+    open_file(nvim, tmp_path / "keys.py", "w = 1\n")  # nothing for the scripted server to propose
+    assert not nvim.lua("require('infill.next_edit').visible()")
+    nvim.exec_lua("vim.g.infill_test_keys = {}")  # open_file's own <Esc> was typed before the buffer had the plugin
+    nvim.send("<Esc>")
+    nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["esc"], WAIT, "the user's <Esc> mapping")
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["esc", "tab"], WAIT, "the user's <Tab> mapping")
+
+
+@pytest.mark.parametrize("scripted", [("ok", "width", "size")], indirect=True)
 def test_infill_disable_hides_the_shown_edit(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
     """`:Infill disable` with a next edit on screen: the edit goes away, and Tab no longer jumps to it or applies it
     (it stayed drawn and Tab-able although the user had turned Infill off)."""

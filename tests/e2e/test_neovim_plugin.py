@@ -402,6 +402,25 @@ def test_ghost_text_accepted_one_line(scripted_nvim: Nvim, tmp_path: Path) -> No
     nvim.send("<Esc>")
 
 
+def test_tab_without_a_suggestion_keeps_neovims_snippet_jump(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """With no suggestion shown, the plugin's insert-mode <Tab> does what <Tab> does without the plugin: in an active
+    snippet (an LSP completion's `f(${1:a}, ${2:b})`) Neovim's own mapping jumps to the next placeholder; the
+    plugin's buffer-local mapping inserted a tab there instead."""
+    nvim = scripted_nvim
+    open_file(nvim, tmp_path / "snippet.py", "x = 1\n")  # the scripted model answers nothing for this text
+    nvim.send("Go")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_get_mode().mode") == "i", WAIT, "insert mode")
+    nvim.exec_lua("vim.snippet.expand('f(${1:a}, ${2:b})')")
+    nvim.send("x")  # typed over the first placeholder: insert mode, the snippet still active
+    nvim.wait_for(lambda: buffer_lines(nvim)[-1] == "f(x, b)", WAIT, "the first placeholder typed over")
+    assert ghost_text(nvim) is None
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_get_mode().mode") == "s", WAIT, "the jump to the next placeholder")
+    assert buffer_lines(nvim)[-1] == "f(x, b)", "no tab inserted"
+    nvim.send("y<Esc>")
+    nvim.wait_for(lambda: buffer_lines(nvim)[-1] == "f(x, y)", WAIT, "the second placeholder typed over")
+
+
 def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
     open_file(nvim, tmp_path / "health.py", "x = 1\n")
     nvim.send("<Esc>:checkhealth infill<CR>")

@@ -11,6 +11,7 @@ local status = require('infill.status')
 local accept = require('infill.accept')
 local server = require('infill.server')
 local yank = require('infill.yank')
+local keys = require('infill.keys')
 local next_edit = require('infill.next_edit')
 
 local M = {}
@@ -153,13 +154,13 @@ local function set_keymaps(bufnr, keymaps)
       vim.keymap.set('i', lhs, rhs, { buffer = bufnr, expr = expr, desc = 'Infill: ' .. desc })
     end
   end
-  -- With a fallback: the key keeps its usual meaning when no suggestion is shown.
+  -- With a fallback: the key keeps its usual meaning when no suggestion is shown (its global mapping, if any).
   local function with_fallback(name, action)
     return function()
       if action() then
         return ''
       end
-      return keymaps[name]
+      return keys.fallback('i', keymaps[name])
     end
   end
   -- A next-edit suggestion comes after the ghost text: Tab accepts the ghost text when one is shown, else it jumps to

@@ -479,8 +479,8 @@ function M.attach(bufnr, keymaps)
   if not keymaps then
     return
   end
-  -- Normal mode; expr maps with a fallback, so the keys keep their meaning when no edit is shown. The action runs
-  -- after the mapping (an expr map may not change the buffer).
+  -- Normal mode; expr maps with a fallback, so the keys keep their meaning (their global mapping, if any) when no
+  -- edit is shown. The action runs after the mapping (an expr map may not change the buffer).
   local function map(name, action, desc)
     local lhs = keymaps[name]
     if not lhs then
@@ -488,7 +488,7 @@ function M.attach(bufnr, keymaps)
     end
     vim.keymap.set('n', lhs, function()
       if not M.visible() then
-        return lhs
+        return require('infill.keys').fallback('n', lhs)
       end
       vim.schedule(action)
       return ''

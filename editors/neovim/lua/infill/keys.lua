@@ -1,0 +1,53 @@
+--- The usual meaning of a key the plugin maps buffer-locally (Tab, Esc, ...): when there is nothing to accept, jump to
+--- or dismiss, the key does what it does without the plugin. That is the key's global mapping when it has one
+--- (Neovim's own insert-mode <Tab>, which jumps to the next placeholder of an active snippet; a user's `<Esc>` that
+--- clears the search highlight), else the key itself.
+local M = {}
+
+local api = vim.api
+
+--- The global mapping of `lhs` in `mode` (as nvim_get_keymap gives it), or nil.
+function M.global_mapping(mode, lhs)
+  local raw = vim.keycode(lhs)
+  for _, mapping in ipairs(api.nvim_get_keymap(mode)) do
+    if mapping.lhsraw == raw or mapping.lhsrawalt == raw then
+      return mapping
+    end
+  end
+  return nil
+end
+
+--- The keys an expr mapping of `lhs` in `mode` returns to give the key its usual meaning.
+---@param mode string
+---@param lhs string
+---@return string
+function M.fallback(mode, lhs)
+  local mapping = M.global_mapping(mode, lhs)
+  if not mapping then
+    return lhs
+  end
+  local keys
+  if mapping.callback then
+    local result = mapping.callback()
+    if mapping.expr ~= 1 then
+      return ''
+    end
+    keys = type(result) == 'string' and result or ''
+  elseif mapping.expr == 1 then
+    local ok, result = pcall(vim.fn.eval, mapping.rhs)
+    if not ok then
+      return lhs
+    end
+    keys = tostring(result)
+  else
+    keys = mapping.rhs or ''
+  end
+  if mapping.noremap ~= 1 then
+    -- A recursive mapping's keys are mapped again (a <Plug> map); the plugin's own mapping is not recursive.
+    api.nvim_feedkeys(vim.keycode(keys), 'im', false)
+    return ''
+  end
+  return keys
+end
+
+return M
