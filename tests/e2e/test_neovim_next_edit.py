@@ -300,6 +300,21 @@ def test_keys_without_a_next_edit_keep_the_users_own_mappings(scripted: tuple[Nv
 
 
 @pytest.mark.parametrize("scripted", [("ok", "width", "size")], indirect=True)
+def test_setup_called_again_rebinds_the_keys_of_open_buffers(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
+    """`setup()` called again (a re-sourced config) with other keys: the buffers already open get the new keys too,
+    not only the files opened afterwards (they kept the old <Tab>, and the new key did its default instead)."""
+    nvim, log = scripted
+    open_file(nvim, tmp_path / "keys.py", "w = 1\n\n\n\narea = width * height\n")
+    nvim.exec_lua("local o = require('infill').options "
+                  "require('infill').setup({ cmd = o.cmd, settings = o.settings, keymaps = { next_edit = '<C-n>' } })")
+    assert nvim.lua("vim.fn.maparg('<Tab>', 'n')") == "", "the old key is gone"
+    nvim.send(":InfillNextEdit<CR>")
+    nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit")
+    nvim.send("<C-n>")
+    nvim.wait_for(lambda: cursor(nvim) == [5, 7], WAIT, "the new key to jump to the edit")
+
+
+@pytest.mark.parametrize("scripted", [("ok", "width", "size")], indirect=True)
 def test_infill_disable_hides_the_shown_edit(scripted: tuple[Nvim, Path], tmp_path: Path) -> None:
     """`:Infill disable` with a next edit on screen: the edit goes away, and Tab no longer jumps to it or applies it
     (it stayed drawn and Tab-able although the user had turned Infill off)."""

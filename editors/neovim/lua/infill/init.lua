@@ -151,7 +151,7 @@ local function set_keymaps(bufnr, keymaps)
   local function map(name, rhs, desc, expr)
     local lhs = keymaps[name]
     if lhs then
-      vim.keymap.set('i', lhs, rhs, { buffer = bufnr, expr = expr, desc = 'Infill: ' .. desc })
+      vim.keymap.set('i', lhs, rhs, { buffer = bufnr, expr = expr, desc = keys.DESC .. desc })
     end
   end
   -- With a fallback: the key keeps its usual meaning when no suggestion is shown (its global mapping, if any).
@@ -192,6 +192,13 @@ local function set_keymaps(bufnr, keymaps)
   end, 'previous suggestion')
 end
 
+--- Maps the keys of `bufnr` from `keymaps`, the plugin's previous ones removed (setup() may be called again).
+local function apply_keymaps(bufnr, keymaps)
+  keys.clear(bufnr)
+  set_keymaps(bufnr, keymaps)
+  next_edit.set_keymaps(bufnr, keymaps)
+end
+
 --- Buffers an infill client has been attached to: `:Infill restart` serves them again even after the server died
 --- (Neovim then detaches it from them, and re-attaches only when a buffer's filetype is set again).
 ---@type table<integer, true>
@@ -203,8 +210,8 @@ local function on_attach(client, bufnr)
   if opts.inline_completion and M.has_inline_completion() then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   end
-  set_keymaps(bufnr, opts.keymaps)
-  next_edit.attach(bufnr, opts.keymaps)
+  next_edit.attach(bufnr)
+  apply_keymaps(bufnr, opts.keymaps)
   api.nvim_exec_autocmds('User', { pattern = 'InfillAttach', modeline = false,
     data = { client_id = client.id, bufnr = bufnr } })
 end
@@ -442,6 +449,12 @@ function M.setup(opts)
         end
       end,
     })
+  end
+  -- Called again: the buffers already served get the new keys too.
+  for _, client in ipairs(M.clients()) do
+    for bufnr in pairs(client.attached_buffers) do
+      apply_keymaps(bufnr, M.options.keymaps)
+    end
   end
   vim.lsp.config(NAME, M.lsp_config(M.options))
   -- Without a server every buffer would get Neovim's own spawn error; lsp_config() has said where it looked.

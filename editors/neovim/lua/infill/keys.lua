@@ -50,4 +50,18 @@ function M.fallback(mode, lhs)
   return keys
 end
 
+--- The description every mapping of the plugin starts with.
+M.DESC = 'Infill: '
+
+--- Removes the plugin's buffer-local mappings of `bufnr` (insert and normal mode).
+function M.clear(bufnr)
+  for _, mode in ipairs({ 'i', 'n' }) do
+    for _, mapping in ipairs(api.nvim_buf_get_keymap(bufnr, mode)) do
+      if type(mapping.desc) == 'string' and mapping.desc:sub(1, #M.DESC) == M.DESC then
+        api.nvim_buf_del_keymap(bufnr, mode, mapping.lhs)
+      end
+    end
+  end
+end
+
 return M

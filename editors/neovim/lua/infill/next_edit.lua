@@ -451,10 +451,9 @@ end
 local group = api.nvim_create_augroup('infill.next_edit', { clear = true })
 api.nvim_create_autocmd('ColorScheme', { group = group, callback = function() M.define_highlights() end })
 
---- Sets up the autocommands and keys of `bufnr` (once per buffer).
+--- Sets up the autocommands of `bufnr` (once per buffer).
 ---@param bufnr integer
----@param keymaps infill.Keymaps|false
-function M.attach(bufnr, keymaps)
+function M.attach(bufnr)
   if vim.b[bufnr].infill_next_edit_attached then
     return
   end
@@ -476,6 +475,12 @@ function M.attach(bufnr, keymaps)
       client:notify('textDocument/didFocus', { textDocument = { uri = vim.uri_from_bufnr(ev.buf) } })
     end
   end })
+end
+
+--- Maps the normal-mode keys of `bufnr` (lua/infill/init.lua removes the previous ones first).
+---@param bufnr integer
+---@param keymaps infill.Keymaps|false
+function M.set_keymaps(bufnr, keymaps)
   if not keymaps then
     return
   end
@@ -492,7 +497,7 @@ function M.attach(bufnr, keymaps)
       end
       vim.schedule(action)
       return ''
-    end, { buffer = bufnr, expr = true, desc = 'Infill: ' .. desc })
+    end, { buffer = bufnr, expr = true, desc = require('infill.keys').DESC .. desc })
   end
   map('next_edit', M.jump_or_apply, 'jump to or apply the next edit')
   map('next_edit_dismiss', M.dismiss, 'dismiss the next edit')
