@@ -402,6 +402,30 @@ def test_ghost_text_accepted_one_line(scripted_nvim: Nvim, tmp_path: Path) -> No
     nvim.send("<Esc>")
 
 
+def test_typing_in_one_file_leaves_the_other_files_alone(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """Two files open: typing in one asks for suggestions for that one only. Neovim 0.12 builds before
+    neovim/neovim#35965 (the one the tests run) made every buffer's inline completion listen to every buffer's
+    keys: each keystroke also asked for the other file, at this file's cursor, and drawing that answer failed with
+    "inline_completion.lua: Index out of bounds" (a message and a hit-enter prompt that ate the next key)."""
+    nvim = scripted_nvim
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    open_file(nvim, first, SCRIPTED_HEAD)
+    open_file(nvim, second, SCRIPTED_HEAD)
+    nvim.exec_lua("vim.v.errmsg = ''")
+    nvim.send("Go    ")
+    nvim.wait_for(lambda: (g := ghost_text(nvim)) and (g["row"], g["col"]) == (1, 4), GHOST_TIMEOUT, "ghost text")
+    requests = "vim.tbl_filter(function(m) return m.method == 'textDocument/inlineCompletion' end, _G.infill_test_sent)"
+    nvim.wait_for(lambda: all(r["answered"] for r in nvim.lua(requests)), WAIT, "every request to be answered")
+    asked = {r["params"]["textDocument"]["uri"] for r in nvim.lua(requests)}
+    assert nvim.lua("vim.v.errmsg") == ""
+    assert asked == {second.as_uri()}, asked
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: buffer_lines(nvim) == (SCRIPTED_HEAD + SCRIPTED_BODY).rstrip("\n").split("\n"), WAIT,
+                  "the suggestion accepted")
+    assert nvim.lua("vim.v.errmsg") == ""
+    nvim.send("<Esc>")
+
+
 def test_tab_without_a_suggestion_keeps_neovims_snippet_jump(scripted_nvim: Nvim, tmp_path: Path) -> None:
     """With no suggestion shown, the plugin's insert-mode <Tab> does what <Tab> does without the plugin: in an active
     snippet (an LSP completion's `f(${1:a}, ${2:b})`) Neovim's own mapping jumps to the next placeholder; the

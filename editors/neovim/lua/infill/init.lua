@@ -204,12 +204,30 @@ end
 ---@type table<integer, true>
 local served = {}
 
+--- Neovim 0.12 builds before neovim/neovim#35965 (30 Sep 2025) create a buffer's inline-completion autocommands
+--- (InsertEnter, CursorMovedI, TextChangedP, InsertLeave) for all buffers: typing in one file then asks for every other
+--- attached file at this file's cursor, and drawing such an answer fails (Index out of bounds). Scopes them to `bufnr`;
+--- nothing to do on builds with the fix.
+local function scope_inline_completion(bufnr)
+  local ok, autocmds = pcall(api.nvim_get_autocmds, { group = ('nvim.lsp.inline_completion:%d'):format(bufnr) })
+  if not ok then
+    return
+  end
+  for _, au in ipairs(autocmds) do
+    if not au.buflocal and type(au.callback) == 'function' then
+      api.nvim_del_autocmd(au.id)
+      api.nvim_create_autocmd(au.event, { group = au.group, buffer = bufnr, callback = au.callback })
+    end
+  end
+end
+
 local function on_attach(client, bufnr)
   served[bufnr] = true
   local opts = M.options or config.resolve()
   if opts.inline_completion and M.has_inline_completion() then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   end
+  scope_inline_completion(bufnr)
   next_edit.attach(bufnr)
   apply_keymaps(bufnr, opts.keymaps)
   api.nvim_exec_autocmds('User', { pattern = 'InfillAttach', modeline = false,
