@@ -27,11 +27,13 @@ function M.fallback(mode, lhs)
     return lhs
   end
   local keys
-  if mapping.callback then
+  if mapping.callback and mapping.expr ~= 1 then
+    -- Not from here: an expr mapping is evaluated under textlock, where a callback that switches buffers or edits
+    -- (`<Tab>` mapped to a function running :bnext) fails with E565. Right after this key instead.
+    vim.schedule(mapping.callback)
+    return ''
+  elseif mapping.callback then
     local result = mapping.callback()
-    if mapping.expr ~= 1 then
-      return ''
-    end
     keys = type(result) == 'string' and result or ''
   elseif mapping.expr == 1 then
     local ok, result = pcall(vim.fn.eval, mapping.rhs)
