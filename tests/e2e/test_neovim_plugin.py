@@ -630,6 +630,8 @@ def test_restart_after_a_server_crash_serves_every_buffer_again(scripted_nvim: N
     for pid in servers:
         os.kill(pid, signal.SIGKILL)
     nvim.wait_for(lambda: nvim.lua("#vim.lsp.get_clients({ name = 'infill' }) == 0"), WAIT, "the client to exit")
+    nvim.exec_lua("require('infill').status()")  # says what happened and what to do, not "open a file"
+    assert "it stopped (:Infill restart starts it again)" in nvim.lua("vim.fn.execute('messages')")
     nvim.send("<Esc>:Infill restart<CR>")
     attached = ("(function() local c = vim.lsp.get_clients({ name = 'infill' })[1] "
                 "return c ~= nil and c.initialized and c.attached_buffers[vim.fn.bufnr(%s)] == true end)()")

@@ -285,7 +285,12 @@ end
 function M.status()
   local clients = M.clients()
   if #clients == 0 then
-    vim.notify('Infill: no server running (open a file to start it)', vim.log.levels.WARN)
+    local stopped = false
+    for bufnr in pairs(served) do
+      stopped = stopped or api.nvim_buf_is_loaded(bufnr)
+    end
+    vim.notify(stopped and 'Infill: no server running: it stopped (:Infill restart starts it again)'
+      or 'Infill: no server running (open a file to start it)', vim.log.levels.WARN)
     return
   end
   local lines = {}
