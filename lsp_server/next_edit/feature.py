@@ -313,6 +313,9 @@ class NextEdit:
         doc = self.documents.get(proposal.uri)
         if not ne.prefetch or proposal.edit is None or doc is None or doc.version != proposal.version:
             return
+        if excluded_by(doc.uri, settings.exclude) is not None or not ne.on_for(doc.language_id) \
+                or not ne.model_based(settings.engine.completion):
+            return  # the settings changed since the edit was proposed: its text must not reach a model now
         engine = self.model.engine_for(ne, self._completion_engine())
         if engine is None:
             return

@@ -449,3 +449,19 @@ async def test_no_prefetch_when_off_or_for_a_propagated_edit():
     await _shown(feature, await feature.inline_edit(_request(URI, 2, 0, 6)))  # propagated: instant, no model
     await _settled(engine, 1)
     assert engine.requests == [] and feature.stats.prefetched == 0
+
+
+async def test_no_prefetch_for_a_file_excluded_since_its_edit_was_proposed():
+    engine = FakeEngine(_next_pass)
+    documents = DocumentStore()
+    current = [parse_settings(MODEL_ONLY)]
+    feature = NextEdit(documents, lambda: current[0], lambda: UTF16, lambda: ["/w"], lambda: engine, clock=Clock(),
+                       model=NextEditModel())
+    documents.open(URI, THREE, "python", 1)
+    _change(documents, feature, URI, (1, 11), (1, 12), "2")
+    result = await feature.inline_edit(_request(URI, 2, 1, 12))
+    current[0] = parse_settings({**MODEL_ONLY, "exclude": ["src/*.py"]})
+    feature.on_settings()
+    await _shown(feature, result)
+    await _settled(engine, 2)
+    assert len(engine.requests) == 1 and feature.stats.prefetched == 0  # its text never reached the model again
