@@ -170,6 +170,25 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
 
 
+def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_server(vscode: VSCode) -> None:
+    """`"infill.server.args": "serve --stdio"` (a string, not a list) in settings.json: the extension used to fail
+    with "args.join is not a function" (an unhandled error in the extension host), the status item saying only that
+    the server was not running. It now says which setting is wrong, and correcting it starts the server."""
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    machine = vscode.user_data / "Machine" / "settings.json"
+    good = machine.read_text()
+    settings = json.loads(good)
+    machine.write_text(json.dumps({**settings, "infill.server.args": " ".join(settings["infill.server.args"])}))
+    try:
+        error = d("status", icon="error", timeout=60)
+        assert "infill.server.args" in error["label"], error
+    finally:
+        machine.write_text(good)
+    ready = d("status", icon="check", timeout=WAIT)
+    assert ready["label"].startswith("Infill ready"), ready
+
+
 CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
 LOOP = "total = 0\nfor v in values:\n    total += v"
 

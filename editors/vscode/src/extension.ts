@@ -26,7 +26,7 @@ import {
 import { DID_YANK, Yank, yanksOf } from './copies';
 import { NextEditController } from './nextEditController';
 import { matchPartialAcceptance, OfferedItem } from './partial';
-import { checkoutRoots, DEFAULT_COMMAND, findServer, missingServerMessage } from './serverCommand';
+import { checkoutRoots, DEFAULT_COMMAND, findServer, launchOf, missingServerMessage } from './serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from './settings';
 import { NOT_RUNNING, parseStatus, ServerStatus, statusView } from './status';
 
@@ -177,23 +177,19 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
 
     private async startClient(): Promise<void> {
         const config = this.configuration();
-        const command = config.get<string>('server.command', DEFAULT_COMMAND);
-        const args = config.get<string[]>('server.args', ['serve', '--stdio']);
-        const extraEnv = config.get<Record<string, string>>('server.env', {});
-        const env = { ...process.env, ...extraEnv };
+        const launch = launchOf(config.get<unknown>('server.command', DEFAULT_COMMAND),
+            config.get<unknown>('server.args', ['serve', '--stdio']), config.get<unknown>('server.env', {}));
+        if ('problem' in launch) {
+            await this.reportNotStarted(launch.problem, 'infill.server');
+            return;
+        }
+        const { command, args } = launch;
+        const env = { ...process.env, ...launch.env };
         const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
         const lookup = findServer(command, env.PATH ?? env.Path, cwd, checkoutRoots());
         const resolved = lookup.path;
         if (resolved === null) {
-            const message = missingServerMessage(lookup);
-            this.output.appendLine(message);
-            this.showStatus({ kind: 'error', message });
-            const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
-            if (choice === 'Open Settings') {
-                await vscode.commands.executeCommand('workbench.action.openSettings', 'infill.server.command');
-            } else if (choice === 'Show Log') {
-                this.output.show();
-            }
+            await this.reportNotStarted(missingServerMessage(lookup), 'infill.server.command');
             return;
         }
         this.output.appendLine(`Infill: starting ${resolved} ${args.join(' ')}`);
@@ -226,6 +222,18 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
                     this.output.show();
                 }
             });
+        }
+    }
+
+    /** A server that could not be started: the log, the status item and one notification say why. */
+    private async reportNotStarted(message: string, setting: string): Promise<void> {
+        this.output.appendLine(message);
+        this.showStatus({ kind: 'error', message });
+        const choice = await vscode.window.showErrorMessage(message, 'Open Settings', 'Show Log');
+        if (choice === 'Open Settings') {
+            await vscode.commands.executeCommand('workbench.action.openSettings', setting);
+        } else if (choice === 'Show Log') {
+            this.output.show();
         }
     }
 

@@ -126,6 +126,36 @@ export function findServer(command: string, envPath: string | undefined, cwd: st
     return { path: null, tried };
 }
 
+/** How the server is started, from the `infill.server.*` settings. */
+export interface Launch {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+}
+
+/**
+ * The `infill.server.*` settings as the server is started with them, or what is wrong with them: settings.json can
+ * hold any JSON there (VS Code only underlines a value of the wrong type), and a string where the list of arguments
+ * belongs must give a message naming the setting, not a TypeError that leaves the extension half started.
+ */
+export function launchOf(command: unknown, args: unknown, env: unknown): Launch | { problem: string } {
+    const wrong: string[] = [];
+    if (typeof command !== 'string') {
+        wrong.push(`\`infill.server.command\` must be a string, not ${JSON.stringify(command)}`);
+    }
+    if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) {
+        wrong.push(`\`infill.server.args\` must be a list of strings, not ${JSON.stringify(args)}`);
+    }
+    if (typeof env !== 'object' || env === null || Array.isArray(env)
+        || !Object.values(env).every((value) => typeof value === 'string')) {
+        wrong.push(`\`infill.server.env\` must be an object of strings, not ${JSON.stringify(env)}`);
+    }
+    if (wrong.length > 0) {
+        return { problem: `Infill: the language server was not started: ${wrong.join('; ')}.` };
+    }
+    return { command: command as string, args: args as string[], env: env as Record<string, string> };
+}
+
 export function missingServerMessage(lookup: ServerLookup): string {
     return `Infill: the language server was not found (looked at: ${lookup.tried.join(', ')}). ${INSTALL_HINT}`;
 }

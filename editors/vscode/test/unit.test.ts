@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 
 import { MAX_CHARS, yanksOf } from '../src/copies';
 import { matchPartialAcceptance, OfferedItem } from '../src/partial';
-import { checkoutRoots, findServer, missingServerMessage, resolveCommand, venvServer } from '../src/serverCommand';
+import { checkoutRoots, findServer, launchOf, missingServerMessage, resolveCommand, venvServer } from '../src/serverCommand';
 import { didChangeConfigurationParams, toServerSettings } from '../src/settings';
 import { parseStatus, statusView } from '../src/status';
 
@@ -82,6 +82,29 @@ describe('resolveCommand', () => {
             assert.equal(resolveCommand('missing-infill', dir), null);
         } finally {
             fs.rmSync(dir, { recursive: true, force: true });
+        }
+    });
+});
+
+describe('launchOf', () => {
+    it('takes the server settings as they are when their types are right', () => {
+        assert.deepEqual(launchOf('infill', ['serve', '--stdio'], { KEY: 'v' }),
+            { command: 'infill', args: ['serve', '--stdio'], env: { KEY: 'v' } });
+    });
+
+    it('names each setting of the wrong type instead of failing later on it', () => {
+        // settings.json may hold anything: `"infill.server.args": "serve --stdio"` made activation fail with
+        // "args.join is not a function" and left the status item saying the server is not running.
+        const launch = launchOf(['python', '-m'], 'serve --stdio', ['A=1']);
+        assert.ok('problem' in launch);
+        assert.match(launch.problem, /`infill\.server\.command` must be a string, not \["python","-m"\]/);
+        assert.match(launch.problem, /`infill\.server\.args` must be a list of strings, not "serve --stdio"/);
+        assert.match(launch.problem, /`infill\.server\.env` must be an object of strings, not \["A=1"\]/);
+        for (const [command, args, env, setting] of [
+            ['infill', ['serve', 3], {}, 'args'], ['infill', null, {}, 'args'], ['infill', [], { A: 1 }, 'env'],
+            ['infill', [], null, 'env'], [null, [], {}, 'command']] as const) {
+            const wrong = launchOf(command, args, env);
+            assert.ok('problem' in wrong && wrong.problem.includes(`infill.server.${setting}\``), setting);
         }
     });
 });
