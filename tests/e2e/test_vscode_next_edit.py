@@ -50,6 +50,8 @@ SHIFT = '''def shift(points, dx):
         moved.append((x + dx, y))
     return moved
 '''
+#: A third copy, for turning next edits off while one is shown.
+TOGGLE_FILE = "toggle.py"
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +61,8 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
     user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
-                     {FILE: SOURCE, SHIFT_FILE: SHIFT}, viewport=(1000, 420)) as session:
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT},
+                     viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
         yield session
 
@@ -168,6 +171,40 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     text = saved(vscode, SHIFT_FILE)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
+
+
+def rename_points(vscode: VSCode, name: str) -> None:
+    """Renames `points` on line 1 of a copy of SHIFT to `pts` and waits for its next use (line 5) to be drawn."""
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    d("open", name=name, contains="def shift(points, dx):", timeout=WAIT)
+    d("press", key="Control+Home")
+    d("press", key="Home")
+    for _ in range(len("def shift(points")):
+        d("press", key="ArrowRight")
+    d("press", key="Control+Shift+ArrowLeft")
+    d("type", text="pts")
+    vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
+
+
+def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vscode: VSCode) -> None:
+    """`Infill: Disable Completions` (or unticking infill.enabled / infill.nextEdit.enabled) while an edit is drawn:
+    it used to stay drawn, with Tab still bound to apply it, until the cursor moved on."""
+    d = vscode.driver
+    rename_points(vscode, TOGGLE_FILE)
+    d("command", title="Infill: Disable Completions", timeout=WAIT)
+    try:
+        vscode.wait_for(lambda: json.loads(vscode.settings_file.read_text()).get("infill.enabled") is False,
+                        "infill.enabled to be false")
+        vscode.wait_for(lambda: not any(line["struck"] or HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"]))
+                                        for line in editor_lines(vscode)), "the edit to go", timeout=30)
+        d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
+        text = saved(vscode, TOGGLE_FILE)
+        assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
+        assert text.splitlines()[4] == SHIFT.splitlines()[4], "the edit was applied after completions were turned off"
+    finally:
+        d("command", title="Infill: Enable Completions", timeout=WAIT)
+        d("status", icon="check", timeout=WAIT)
 
 
 def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_server(vscode: VSCode) -> None:

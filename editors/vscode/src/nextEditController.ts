@@ -91,6 +91,7 @@ export class NextEditController implements vscode.Disposable {
             vscode.workspace.onDidChangeTextDocument((event) => this.onDidChangeDocument(event)),
             vscode.window.onDidChangeTextEditorSelection((event) => this.onDidChangeSelection(event)),
             vscode.window.onDidChangeActiveTextEditor((editor) => this.onDidChangeEditor(editor)),
+            vscode.workspace.onDidChangeConfiguration((event) => this.onDidChangeConfiguration(event)),
             vscode.commands.registerCommand(GHOST_ACCEPTED, (command: unknown, uri: unknown) =>
                 this.ghostAccepted(command, uri)));
     }
@@ -320,6 +321,24 @@ export class NextEditController implements vscode.Disposable {
         const client = this.host.client();
         if (editor && client?.isRunning() && advertisedMethod(client.initializeResult?.capabilities)) {
             void client.sendNotification(DID_FOCUS, { textDocument: { uri: editor.document.uri.toString() } });
+        }
+    }
+
+    /** Next edits turned off (`infill.enabled`, `infill.nextEdit.*`) for the document: what is shown goes at once,
+     * and Tab is Tab again. */
+    private onDidChangeConfiguration(event: vscode.ConfigurationChangeEvent): void {
+        if (!event.affectsConfiguration('infill.enabled') && !event.affectsConfiguration('infill.nextEdit')) {
+            return;
+        }
+        const document = this.shown?.editor.document ?? vscode.window.activeTextEditor?.document;
+        const { enabled, languages } = this.settings();
+        if (document && enabledFor(enabled, languages, document.languageId)) {
+            return;
+        }
+        const ghost = this.ghost !== undefined;
+        this.clear();
+        if (ghost) {
+            void vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
         }
     }
 
