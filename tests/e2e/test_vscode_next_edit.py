@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,17 @@ from typing import Any
 import pytest
 
 from .test_neovim_next_edit import SOURCE
-from .test_vscode_editor import WAIT, VSCode, machine_settings, open_vscode, toolchain, user_settings, vsix
+from .test_vscode_editor import (
+    _ENTRY,
+    WAIT,
+    VSCode,
+    _json_after,
+    machine_settings,
+    open_vscode,
+    toolchain,
+    user_settings,
+    vsix,
+)
 
 SCRIPTED = Path(__file__).with_name("next_edit_scripted_server.py")
 
@@ -52,6 +63,11 @@ SHIFT = '''def shift(points, dx):
 '''
 #: A third copy, for turning next edits off while one is shown.
 TOGGLE_FILE = "toggle.py"
+#: A notebook: its cells are documents the server does not have.
+NOTEBOOK = "cells.ipynb"
+NOTEBOOK_JSON = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                       "source": ["x = 1\n", "y = x + 1"]}],
+                            "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5})
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +77,7 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
     user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
-                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT},
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, NOTEBOOK: NOTEBOOK_JSON},
                      viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
         yield session
@@ -205,6 +221,40 @@ def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vsc
     finally:
         d("command", title="Infill: Enable Completions", timeout=WAIT)
         d("status", icon="check", timeout=WAIT)
+
+
+def trace(vscode: VSCode, method: str) -> list[dict[str, Any]]:
+    """The params of every `method` request or notification the extension sent (from the LSP trace)."""
+    text = log_text(vscode)
+    starts = [m.start() for m in _ENTRY.finditer(text)] + [len(text)]
+    sent = re.compile(rf"Sending (request|notification) '{re.escape(method)}[ ']")
+    return [_json_after(text[begin:end], "Params:") or {} for begin, end in zip(starts, starts[1:], strict=False)
+            if sent.search(text[begin:end])]
+
+
+def test_no_next_edit_requests_for_documents_the_server_does_not_have(vscode: VSCode) -> None:
+    """Typing in a notebook cell (a `vscode-notebook-cell:` document; in desktop VS Code the settings JSON, a
+    `vscode-userdata:` one, is another), which the client does not sync to the server, made a next-edit request the
+    server refused ("... is not open"): a warning in the Infill log after every pause in typing."""
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    before = log_text(vscode).count("next-edit request failed")
+    d("open", name=NOTEBOOK, contains=None, timeout=WAIT)
+    d("click", selector=".notebook-editor .monaco-editor .view-lines", timeout=WAIT)  # the cell's text: edit it
+    d("press", key="Control+End")
+    d("type", text=" # a note")
+    notebook = vscode.workspace / NOTEBOOK
+    d("press", key="Control+S")
+    vscode.wait_for(lambda: "# a note" in notebook.read_text(), "the notebook to be saved with the typed text")
+    d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+    time.sleep(3)  # a request would be made 50 ms after the change (infill.nextEdit.debounceMs) and refused at once
+    try:
+        uris = [p.get("textDocument", {}).get("uri", "") for m in ("textDocument/copilotInlineEdit",
+                                                                   "textDocument/didFocus") for p in trace(vscode, m)]
+        assert all(uri.startswith("file:") for uri in uris), uris
+        assert log_text(vscode).count("next-edit request failed") == before, log_text(vscode)[-3000:]
+    finally:
+        notebook.write_text(NOTEBOOK_JSON)
 
 
 def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_server(vscode: VSCode) -> None:

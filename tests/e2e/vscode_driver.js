@@ -43,13 +43,19 @@ const commands = {
         return browser.version();
     },
 
-    /** Opens a workspace file from the explorer and waits until the editor shows `contains`. */
+    /** Opens a workspace file from the explorer and waits until the editor shows `contains` (null: until its tab is
+     * the active one). */
     async open({ name, contains, timeout }) {
         const row = page.locator('.explorer-folders-view .monaco-list-row').filter({
             has: page.locator('.label-name', { hasText: new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }),
         });
         await row.first().waitFor({ timeout });
         await row.first().dblclick();
+        if (contains === null) {  // not a text editor (a notebook): its tab only
+            await page.waitForFunction((name) => document.querySelector('.tabs-container .tab.active')
+                ?.getAttribute('aria-label')?.startsWith(name), name, { timeout });
+            return true;
+        }
         await page.waitForFunction(({ name, contains }) => {
             const tab = document.querySelector('.tabs-container .tab.active');
             const lines = document.querySelector('.editor-group-container .monaco-editor .view-lines');
@@ -57,6 +63,12 @@ const commands = {
                 && lines && lines.textContent.replace(/\u00a0/g, ' ').includes(contains);
         }, { name, contains }, { timeout });
         await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
+        return true;
+    },
+
+    /** Clicks the first element `selector` matches. */
+    async click({ selector, timeout }) {
+        await page.locator(selector).first().click({ timeout });
         return true;
     },
 

@@ -419,6 +419,7 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
             configuration: () => this.configuration(),
             output: this.output,
             completionOffered: (document) => this.completionOffered(document),
+            handles: (document) => vscode.languages.match(DOCUMENT_SELECTOR, document) > 0,
         });
         const nextEdit = this.nextEdit;
         const register = (name: string, run: () => unknown) =>

@@ -42,6 +42,9 @@ export interface NextEditHost {
     output: vscode.LogOutputChannel;
     /** Whether an ordinary inline completion is offered for this document version (then no NES ghost text). */
     completionOffered(document: vscode.TextDocument): boolean;
+    /** Whether the server has this document (the client syncs files and untitled editors only: not the settings
+     * JSON editor, git: or vscode-notebook-cell: documents, output channels). */
+    handles(document: vscode.TextDocument): boolean;
 }
 
 interface Shown {
@@ -165,7 +168,8 @@ export class NextEditController implements vscode.Disposable {
         const document = editor.document;
         const advertised = client && advertisedMethod(client.initializeResult?.capabilities);
         const { enabled, languages } = this.settings();
-        if (!client || !advertised || !enabledFor(enabled, languages, document.languageId)) {
+        if (!client || !advertised || !enabledFor(enabled, languages, document.languageId)
+            || !this.host.handles(document)) {
             return;
         }
         this.cancelPending();
@@ -319,7 +323,8 @@ export class NextEditController implements vscode.Disposable {
         this.clear();
         this.cancelPending();
         const client = this.host.client();
-        if (editor && client?.isRunning() && advertisedMethod(client.initializeResult?.capabilities)) {
+        if (editor && client?.isRunning() && advertisedMethod(client.initializeResult?.capabilities)
+            && this.host.handles(editor.document)) {
             void client.sendNotification(DID_FOCUS, { textDocument: { uri: editor.document.uri.toString() } });
         }
     }
