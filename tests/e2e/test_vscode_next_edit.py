@@ -276,6 +276,27 @@ def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_serv
     assert ready["label"].startswith("Infill ready"), ready
 
 
+def test_a_server_that_exits_at_once_shows_an_error_and_fixing_it_starts_the_server(vscode: VSCode) -> None:
+    """A server that exits as soon as it starts (a broken install): vscode-languageclient restarts it a few times,
+    then gives up. The status item then said "Infill is not running" in the look of a server the user turned off. It
+    now shows an error saying the server stopped, and a setting that works starts the server again."""
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    machine = vscode.user_data / "Machine" / "settings.json"
+    good = machine.read_text()
+    gave_up = log_text(vscode).count("will not be restarted")
+    machine.write_text(json.dumps({**json.loads(good), "infill.server.args": ["-c", "raise SystemExit('broken')"]}))
+    try:
+        vscode.wait_for(lambda: log_text(vscode).count("will not be restarted") > gave_up,
+                        "vscode-languageclient to give up restarting the server")
+        error = d("status", icon="error", timeout=30)
+        assert "stopped" in error["label"], error
+    finally:
+        machine.write_text(good)
+    ready = d("status", icon="check", timeout=WAIT)
+    assert ready["label"].startswith("Infill ready"), ready
+
+
 CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
 LOOP = "total = 0\nfor v in values:\n    total += v"
 

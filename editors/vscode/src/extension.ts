@@ -35,6 +35,10 @@ const STATUS_NOTIFICATION = 'infill/didChangeStatus';
 const DID_SHOW = 'textDocument/didShowCompletion';
 const DID_PARTIALLY_ACCEPT = 'textDocument/didPartiallyAcceptCompletion';
 
+/** The status when the server stopped without being asked to. */
+const STOPPED_BY_ITSELF = 'Infill: the language server stopped (its log: Infill: Show Log). Infill: Restart Server '
+    + 'starts it again.';
+
 /** The documents Infill completes: files on disk and unsaved editors. */
 const DOCUMENT_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
 
@@ -205,8 +209,12 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
         this.clientDisposables.push(
             client.onNotification(STATUS_NOTIFICATION, (params: unknown) => this.showStatus(parseStatus(params))),
             client.onDidChangeState((event) => {
+                // stop() drops these listeners before it stops the client: a stop seen here is the server's own (it
+                // exited or crashed, and vscode-languageclient restarts it a few times before it gives up).
                 if (event.newState === State.Stopped) {
-                    this.showStatus(NOT_RUNNING);
+                    this.showStatus({ kind: 'error', message: STOPPED_BY_ITSELF });
+                } else if (event.newState === State.Starting) {
+                    this.showStatus({ kind: 'starting', message: 'Starting the Infill language server' });
                 }
             }),
         );
