@@ -297,6 +297,38 @@ def test_a_server_that_exits_at_once_shows_an_error_and_fixing_it_starts_the_ser
     assert ready["label"].startswith("Infill ready"), ready
 
 
+def test_restarting_while_the_server_starts_is_no_failure(vscode: VSCode) -> None:
+    """Infill: Restart Server while the language server is still starting (before it has answered `initialize`):
+    the abandoned start used to be reported as a failure, an error notification "failed to start: ... Pending response
+    rejected since connection got disposed" and the error status, although the new server was starting fine, and
+    vscode-languageclient tried to restart the abandoned server ("Restarting server failed", a second notification)."""
+    d = vscode.driver
+    d("status", icon="check", timeout=WAIT)
+    machine = vscode.user_data / "Machine" / "settings.json"
+    good = machine.read_text()
+    settings = json.loads(good)
+    gate = vscode.root / "restart-gate"
+    args = settings["infill.server.args"]
+    held = [*args[:2], str(gate), *args[3:]]  # the gated server of machine_settings, held by a gate not yet there
+    machine.write_text(json.dumps({**settings, "infill.server.args": held}))
+    try:
+        d("status", icon="loading", timeout=WAIT)
+        before = log_text(vscode)
+        d("command", title="Infill: Restart Server", timeout=WAIT)
+        vscode.wait_for(lambda: "Infill: stopping the language server" in log_text(vscode)[len(before):], "the restart")
+        time.sleep(4)  # vscode-languageclient kills the old server 2 s after it could not stop it; its start then fails
+        since = log_text(vscode)[len(before):]
+        assert "failed to start" not in since and "Restarting server failed" not in since, since[-3000:]
+        assert d("statusNow")["icon"] == "loading"
+        gate.touch()
+        d("status", icon="check", timeout=WAIT)
+    finally:
+        gate.touch()
+        machine.write_text(good)
+    ready = d("status", icon="check", timeout=WAIT)
+    assert ready["label"].startswith("Infill ready"), ready
+
+
 CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
 LOOP = "total = 0\nfor v in values:\n    total += v"
 

@@ -11,6 +11,7 @@
 import * as vscode from 'vscode';
 import {
     ClientCapabilities,
+    CloseAction,
     DidChangeConfigurationNotification,
     DynamicFeature,
     FeatureState,
@@ -203,8 +204,15 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
             outputChannel: this.output,
             initializationOptions: toServerSettings(config),
             middleware: this.middleware(),
+            errorHandler: {
+                error: (error, message, count) => defaultHandler.error(error, message, count),
+                // A client stopped while it started (see the catch below) must not restart its server.
+                closed: () => this.client === client ? defaultHandler.closed()
+                    : { action: CloseAction.DoNotRestart, handled: true },
+            },
         };
         const client = new InfillLanguageClient('infill', 'Infill', serverOptions, clientOptions);
+        const defaultHandler = client.createDefaultErrorHandler();
         this.client = client;
         this.clientDisposables.push(
             client.onNotification(STATUS_NOTIFICATION, (params: unknown) => this.showStatus(parseStatus(params))),
@@ -222,6 +230,11 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
         try {
             await client.start();
         } catch (error) {
+            if (this.client !== client) {
+                // Stopped while it started (Restart Server, a server setting changed, deactivation): not a failure.
+                this.output.appendLine(`Infill: a language server start was abandoned: ${String(error)}`);
+                return;
+            }
             const message = `Infill: the language server \`${resolved} ${args.join(' ')}\` failed to start: ${String(error)}`;
             this.output.appendLine(message);
             this.showStatus({ kind: 'error', message });
