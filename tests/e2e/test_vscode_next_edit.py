@@ -15,13 +15,13 @@ suggestions never take Tab; next-edit decorations do not depend on it. Tools as 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -247,14 +247,36 @@ def test_no_next_edit_requests_for_documents_the_server_does_not_have(vscode: VS
     d("press", key="Control+S")
     vscode.wait_for(lambda: "# a note" in notebook.read_text(), "the notebook to be saved with the typed text")
     d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
-    time.sleep(3)  # a request would be made 50 ms after the change (infill.nextEdit.debounceMs) and refused at once
     try:
+        # then a request the server has the document for: the extension sends in order, so once that one is in
+        # the trace, any request for the cell (made 50 ms after the typing, or by the command) would be there too
+        asked = len(trace(vscode, "textDocument/copilotInlineEdit"))
+        d("open", name=FILE, contains="def scale(", timeout=WAIT)  # (an earlier test may have renamed points)
+        d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+        vscode.wait_for(lambda: len(trace(vscode, "textDocument/copilotInlineEdit")) > asked,
+                        "the next-edit request for the file")
         uris = [p.get("textDocument", {}).get("uri", "") for m in ("textDocument/copilotInlineEdit",
                                                                    "textDocument/didFocus") for p in trace(vscode, m)]
-        assert all(uri.startswith("file:") for uri in uris), uris
+        assert uris and all(uri.startswith("file:") for uri in uris), uris
         assert log_text(vscode).count("next-edit request failed") == before, log_text(vscode)[-3000:]
     finally:
         notebook.write_text(NOTEBOOK_JSON)
+
+
+@contextlib.contextmanager
+def changed_machine_settings(vscode: VSCode, change: Callable[[dict[str, Any]], dict[str, Any]]) -> Iterator[None]:
+    """The server settings in the Remote (Machine) settings.json changed by `change(settings)` while the block runs;
+    afterwards the working ones come back, and the server must reach ready with them."""
+    machine = vscode.user_data / "Machine" / "settings.json"
+    good = machine.read_text()
+    settings = json.loads(good)
+    machine.write_text(json.dumps({**settings, **change(settings)}))
+    try:
+        yield
+    finally:
+        machine.write_text(good)
+    ready = vscode.driver("status", icon="check", timeout=WAIT)
+    assert ready["label"].startswith("Infill ready"), ready
 
 
 def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_server(vscode: VSCode) -> None:
@@ -263,17 +285,9 @@ def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_serv
     the server was not running. It now says which setting is wrong, and correcting it starts the server."""
     d = vscode.driver
     d("status", icon="check", timeout=WAIT)
-    machine = vscode.user_data / "Machine" / "settings.json"
-    good = machine.read_text()
-    settings = json.loads(good)
-    machine.write_text(json.dumps({**settings, "infill.server.args": " ".join(settings["infill.server.args"])}))
-    try:
+    with changed_machine_settings(vscode, lambda s: {"infill.server.args": " ".join(s["infill.server.args"])}):
         error = d("status", icon="error", timeout=60)
         assert "infill.server.args" in error["label"], error
-    finally:
-        machine.write_text(good)
-    ready = d("status", icon="check", timeout=WAIT)
-    assert ready["label"].startswith("Infill ready"), ready
 
 
 def test_a_server_that_exits_at_once_shows_an_error_and_fixing_it_starts_the_server(vscode: VSCode) -> None:
@@ -282,19 +296,12 @@ def test_a_server_that_exits_at_once_shows_an_error_and_fixing_it_starts_the_ser
     now shows an error saying the server stopped, and a setting that works starts the server again."""
     d = vscode.driver
     d("status", icon="check", timeout=WAIT)
-    machine = vscode.user_data / "Machine" / "settings.json"
-    good = machine.read_text()
     gave_up = log_text(vscode).count("will not be restarted")
-    machine.write_text(json.dumps({**json.loads(good), "infill.server.args": ["-c", "raise SystemExit('broken')"]}))
-    try:
+    with changed_machine_settings(vscode, lambda s: {"infill.server.args": ["-c", "raise SystemExit('broken')"]}):
         vscode.wait_for(lambda: log_text(vscode).count("will not be restarted") > gave_up,
                         "vscode-languageclient to give up restarting the server")
         error = d("status", icon="error", timeout=30)
         assert "stopped" in error["label"], error
-    finally:
-        machine.write_text(good)
-    ready = d("status", icon="check", timeout=WAIT)
-    assert ready["label"].startswith("Infill ready"), ready
 
 
 def test_restarting_while_the_server_starts_is_no_failure(vscode: VSCode) -> None:
@@ -304,29 +311,24 @@ def test_restarting_while_the_server_starts_is_no_failure(vscode: VSCode) -> Non
     vscode-languageclient tried to restart the abandoned server ("Restarting server failed", a second notification)."""
     d = vscode.driver
     d("status", icon="check", timeout=WAIT)
-    machine = vscode.user_data / "Machine" / "settings.json"
-    good = machine.read_text()
-    settings = json.loads(good)
     gate = vscode.root / "restart-gate"
-    args = settings["infill.server.args"]
-    held = [*args[:2], str(gate), *args[3:]]  # the gated server of machine_settings, held by a gate not yet there
-    machine.write_text(json.dumps({**settings, "infill.server.args": held}))
-    try:
-        d("status", icon="loading", timeout=WAIT)
-        before = log_text(vscode)
-        d("command", title="Infill: Restart Server", timeout=WAIT)
-        vscode.wait_for(lambda: "Infill: stopping the language server" in log_text(vscode)[len(before):], "the restart")
-        time.sleep(4)  # vscode-languageclient kills the old server 2 s after it could not stop it; its start then fails
-        since = log_text(vscode)[len(before):]
-        assert "failed to start" not in since and "Restarting server failed" not in since, since[-3000:]
-        assert d("statusNow")["icon"] == "loading"
-        gate.touch()
-        d("status", icon="check", timeout=WAIT)
-    finally:
-        gate.touch()
-        machine.write_text(good)
-    ready = d("status", icon="check", timeout=WAIT)
-    assert ready["label"].startswith("Infill ready"), ready
+    # the gated server of machine_settings, held by a gate not yet there
+    held = lambda s: {"infill.server.args": [*s["infill.server.args"][:2], str(gate), *s["infill.server.args"][3:]]}  # noqa: E731
+    with changed_machine_settings(vscode, held):
+        try:
+            d("status", icon="loading", timeout=WAIT)
+            before = log_text(vscode)
+            d("command", title="Infill: Restart Server", timeout=WAIT)
+            # vscode-languageclient kills the old server 2 s after it could not stop it; its start then ends
+            vscode.wait_for(lambda: "a language server start was abandoned" in log_text(vscode)[len(before):],
+                            "the abandoned start to end")
+            since = log_text(vscode)[len(before):]
+            assert "failed to start" not in since and "Restarting server failed" not in since, since[-3000:]
+            assert d("statusNow")["icon"] == "loading"
+            gate.touch()
+            d("status", icon="check", timeout=WAIT)
+        finally:
+            gate.touch()
 
 
 CALC = "x = add(a)\n\n\n\nold_total\nprint(total)\n"
