@@ -166,18 +166,24 @@ def test_rename_is_drawn_below_and_tab_jumps_then_applies_then_chains(vscode: VS
     assert len(re.findall(r"Sending request 'workspace/executeCommand", log_text(vscode))) >= 2
 
 
-def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
+def rename_points(vscode: VSCode, name: str) -> list[dict[str, Any]]:
+    """Renames `points` on line 1 of a copy of SHIFT to `pts` (the cursor after it) and waits for its next use (line
+    5) to be drawn; returns the editor's lines then."""
     d = vscode.driver
     d("status", icon="check", timeout=WAIT)  # (when run alone: the server must be up before the edit)
-    d("open", name=SHIFT_FILE, contains="def shift(points, dx):", timeout=WAIT)
-    # Rename `points` on line 1 (cursor after it): its next use on line 5 is proposed.
+    d("open", name=name, contains="def shift(points, dx):", timeout=WAIT)
     d("press", key="Control+Home")
     d("press", key="Home")
     for _ in range(len("def shift(points")):
         d("press", key="ArrowRight")
     d("press", key="Control+Shift+ArrowLeft")
     d("type", text="pts")
-    lines = vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
+    return vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
+
+
+def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
+    d = vscode.driver
+    lines = rename_points(vscode, SHIFT_FILE)
     assert HINT in lines[0]["text"] + " ".join(lines[0]["pseudo"]), lines[0]
     d("press", key="Escape")
     vscode.wait_for(lambda: not any(line["struck"] for line in editor_lines(vscode)), "the edit to be dismissed")
@@ -187,20 +193,6 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     text = saved(vscode, SHIFT_FILE)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
-
-
-def rename_points(vscode: VSCode, name: str) -> None:
-    """Renames `points` on line 1 of a copy of SHIFT to `pts` and waits for its next use (line 5) to be drawn."""
-    d = vscode.driver
-    d("status", icon="check", timeout=WAIT)
-    d("open", name=name, contains="def shift(points, dx):", timeout=WAIT)
-    d("press", key="Control+Home")
-    d("press", key="Home")
-    for _ in range(len("def shift(points")):
-        d("press", key="ArrowRight")
-    d("press", key="Control+Shift+ArrowLeft")
-    d("type", text="pts")
-    vscode.wait_for(lambda: drawn(vscode, 4, "points", 0), "the next edit on line 5")
 
 
 def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vscode: VSCode) -> None:
