@@ -251,7 +251,7 @@ class NextEdit:
             self.stats.discard("no model")
             return None
         text = doc.text
-        lf = _CR.sub("\n", text) if "\r" in text else text
+        lf = _lf(text)
         starts = line_starts(lf) if lf is not text else None
         line, column = doc.position_at(cursor, UTF32)
         at = starts[line] + column if starts is not None else cursor
@@ -326,8 +326,8 @@ class NextEdit:
                        lambda first, last: [doc.line(i) for i in range(first, last + 1)])
         text = doc.text
         after = text[:start] + new + text[end:]
-        lf = _CR.sub("\n", after) if "\r" in after else after
-        at = len(_CR.sub("\n", after[:start + len(new)]))  # the cursor at the end of the applied edit
+        lf = _lf(after)
+        at = len(_lf(after[:start + len(new)]))  # the cursor at the end of the applied edit
         line = lf.count("\n", 0, at)
         request = self._model_request(doc.uri, doc.language_id, lf, at, history, settings)
         self._prefetch.start(doc.uri, lf, (line - ne.lines_above, line + ne.lines_below),
@@ -411,6 +411,11 @@ def _unfit(prediction: Prediction, text: str) -> str | None:
             max(edit.text.count("\n"), replaced.count("\n")) > MAX_EDIT_LINES:
         return "huge rewrite"
     return None
+
+
+def _lf(text: str) -> str:
+    """`text` with LF line breaks (the model's prompts and edits are in LF): `text` itself when it has no CR."""
+    return _CR.sub("\n", text) if "\r" in text else text
 
 
 def _from_lf(doc: Document, starts: list[int], offset: int) -> int:

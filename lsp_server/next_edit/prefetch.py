@@ -60,10 +60,6 @@ class Prefetch:
             self._current.task.cancel()
             self._current = None
 
-    @property
-    def running(self) -> bool:
-        return self._current is not None and not self._current.task.done()
-
 
 def _retrieved(task: asyncio.Future[Prediction]) -> None:
     """A prediction nobody takes may end in an error (a model error, Yielded): read it, so asyncio does not log it
