@@ -7,12 +7,12 @@ cost of a request does not grow with the file."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.config import ModelConfig
 from engine.prompt import clip_window
 
-from .documents import UTF16, Document
+from .documents import UTF16, UTF32, Document
 from .postprocess.line_mode import LineMode, MultilinePolicy, decide
 from .postprocess.textutil import detect_indent_unit
 
@@ -104,3 +104,22 @@ def build_context(doc: Document, line: int, character: int, encoding: str = UTF1
     return CursorContext(
         uri=doc.uri, prefix=prefix, suffix=suffix, language=language, filepath=filepath, offset=offset,
         line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit)
+
+
+def build_context_with_item(doc: Document, start: int, end: int, text: str, *, policy: MultilinePolicy = "auto",
+                            indent_unit: str | None = None, filepath: str | None = None,
+                            window: Window | None = None) -> CursorContext:
+    """The context as it will be once `text` replaces the code points [start, end) and the cursor stands after it:
+    the item selected in the editor's suggestion widget (LSP `selectedCompletionInfo`). The specification asks the
+    ghost text to extend that item, so it is completed as if the item were already in: `os.pa` with `path` selected
+    is completed after `os.path`. Reads only the window around it, like `build_context`; `offset` and `line` are the
+    real document's (where the context is chosen, and what the speculation checks the document against)."""
+    window = window or Window.for_model(ModelConfig())
+    low = max(0, start - window.before) // window.align * window.align
+    prefix = doc.text_range(low, start) + text
+    suffix = doc.text_range(end, end + window.after)
+    made = Document(doc.uri, prefix + suffix, doc.language_id, doc.version)
+    line, column = made.position_at(len(prefix), UTF32)
+    ctx = build_context(made, line, column, UTF32, policy=policy, indent_unit=indent_unit, filepath=filepath,
+                        window=window)
+    return replace(ctx, offset=low + ctx.offset, line=ctx.line + doc.position_at(low, UTF32)[0])

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
@@ -398,16 +399,47 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class SelectedItem:
+    """The item selected in the editor's suggestion widget: it replaces the code points [start, end) by `text`, and
+    the LSP specification asks the ghost text to extend it and replace the same range (or it is not shown)."""
+
+    start: int
+    end: int
+    text: str
+    #: The same range as LSP positions in the negotiated encoding.
+    range: types.Range
+
+
+def _selected_item(doc: Document, info: types.SelectedCompletionInfo | None, cursor: int,
+                   encoding: str) -> SelectedItem | None:
+    """The selected item when its range is one the cursor is in (start ≤ cursor ≤ end); else None, and the request is
+    served at the cursor (the editor then does not show the answer while its widget is open, which is all a range
+    that cannot be is worth)."""
+    if info is None:
+        return None
+    start = doc.offset_at(info.range.start.line, info.range.start.character, encoding)
+    end = doc.offset_at(info.range.end.line, info.range.end.character, encoding)
+    if not start <= cursor <= end:
+        log.debug("selectedCompletionInfo ignored: its range does not hold the cursor")
+        return None
+    clamped = types.Range(start=types.Position(*doc.position_at(start, encoding)),
+                          end=types.Position(*doc.position_at(end, encoding)))
+    return SelectedItem(start, end, info.text, clamped)
+
+
 def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position, encoding: str,
-            index: int) -> types.InlineCompletionItem:
+            index: int, selected: SelectedItem | None = None) -> types.InlineCompletionItem:
+    """The LSP item for `suggestion` at `position`; with an item `selected` in the editor's suggestion widget (`ctx`
+    is then the text as that item makes it), the item's text comes first and its range is replaced."""
     from .documents import index_to_column
 
     replaced = ctx.line_rest[:suggestion.replace_chars]
-    end = types.Position(line=position.line,
-                         character=position.character + index_to_column(replaced, len(replaced), encoding))
+    base = position if selected is None else selected.range.end
+    end = types.Position(line=base.line, character=base.character + index_to_column(replaced, len(replaced), encoding))
     return types.InlineCompletionItem(
-        insert_text=suggestion.text,
-        range=types.Range(start=position, end=end),
+        insert_text=suggestion.text if selected is None else selected.text + suggestion.text,
+        range=types.Range(start=position if selected is None else selected.range.start, end=end),
         command=types.Command(title="Infill: suggestion accepted", command=ACCEPT_COMMAND,
                               arguments=[{"uri": ctx.uri, "index": index, "length": len(suggestion.text),
                                           "source": suggestion.source}]))
@@ -580,7 +612,7 @@ def build_server() -> InfillServer:
 async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
     from engine.api import StatusEvent
-    from .context import Window, build_context
+    from .context import Window, build_context, build_context_with_item
     from .documents import normalize_uri
     from .secrets import excluded_by, uri_to_path
     from .session import Superseded
@@ -614,6 +646,11 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                         window=Window.for_model(settings.engine.completion))
     # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
     position = types.Position(*doc.position_at(ctx.offset, encoding))
+    selected = _selected_item(doc, params.context.selected_completion_info, ctx.offset, encoding)
+    if selected is not None:
+        ctx = build_context_with_item(doc, selected.start, selected.end, selected.text, policy=settings.multiline,
+                                      indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
+                                      window=Window.for_model(settings.engine.completion))
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
@@ -627,7 +664,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
             suggestions = await ls.sessions.run(uri, _value(cached))
         except Superseded:  # a newer request came in the same moment (read from the same buffer)
             return empty
-        result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
+        result = types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i, selected)
                                                    for i, s in enumerate(suggestions)])
         ls.timings.append((suggestions[0].source if suggestions else "cache", (time.perf_counter() - entered) * 1000))
         ls.speculation.answered(ctx, suggestions)
@@ -668,7 +705,7 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
         ls.status.publish(StatusEvent("ready", "Infill is ready"))
     ls.timings.append((suggestions[0].source if suggestions else "model", (time.perf_counter() - entered) * 1000))
     ls.speculation.answered(ctx, suggestions)
-    return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i)
+    return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i, selected)
                                              for i, s in enumerate(suggestions)])
 
 

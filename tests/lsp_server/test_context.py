@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from engine.config import ModelConfig
 from engine.prompt import MAX_CHARS_PER_TOKEN, PromptTemplate, build_prompt, clip_window
 from engine.types import CompletionRequest
-from lsp_server.context import Window, build_context, indent_unit_near
+from lsp_server.context import Window, build_context, build_context_with_item, indent_unit_near
 from lsp_server.documents import UTF8, UTF16, Document
 from lsp_server.syntax import has_grammar, multiline_from_indentation, multiline_from_syntax
 
@@ -181,3 +181,17 @@ def test_the_indent_unit_is_judged_again_when_lines_change():
     assert build_context(doc, 3, 1).indent_unit == "\t"
     doc.apply_change("x", (3, 1, 3, 1))  # typing within a line keeps what was judged
     assert build_context(doc, 3, 2).indent_unit == "\t" and doc.facts["indent_unit"][1] == "\t"
+
+
+def test_the_context_with_a_selected_item_is_the_text_it_makes_at_the_real_line():
+    """Deep in a long file the window starts far from the top: the line (where workspace context is chosen) and the
+    offset are still the real document's, and the prefix ends in the item's text."""
+    lines = [f"value_{n} = {n}" for n in range(5000)]
+    lines[4000] = "x = os.pa"
+    doc = Document("file:///long.py", "\n".join(lines) + "\n", "python", 1)
+    start = doc.offset_at(4000, 7)
+    ctx = build_context_with_item(doc, start, start + 2, "path", window=Window(before=1000, after=500))
+    assert ctx.line == 4000 and ctx.offset == start + len("path")
+    assert ctx.prefix.endswith("\nx = os.path") and ctx.suffix.startswith("\nvalue_4001 = 4001\n")
+    assert ctx.line_prefix == "x = os.path" and ctx.line_rest == ""
+    assert len(ctx.prefix) <= 1000 + len("path") and len(ctx.suffix) == 500
