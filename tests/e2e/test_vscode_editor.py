@@ -243,7 +243,7 @@ def parse_status_trace(log: str) -> list[dict[str, Any]]:
 
 
 def parse_inline_trace(log: str) -> list[dict[str, Any]]:
-    """[{id, uri, position, answered, items}] in request order, from vscode-languageclient's verbose trace. Request ids
+    """[{id, uri, position, context, answered, items}] in request order, from vscode-languageclient's verbose trace. Request ids
     restart with each new client (after a restart), so an answer belongs to the latest request with its id."""
     requests: list[dict[str, Any]] = []
     starts = [m.start() for m in _ENTRY.finditer(log)] + [len(log)]
@@ -252,6 +252,7 @@ def parse_inline_trace(log: str) -> list[dict[str, Any]]:
         if sent := _SENT.search(entry):
             params = _json_after(entry, "Params:") or {}
             requests.append({"id": int(sent.group(1)), "position": params.get("position"),
+                             "context": params.get("context") or {},
                              "uri": (params.get("textDocument") or {}).get("uri", ""), "answered": False, "items": []})
         elif received := _RECEIVED.search(entry):
             for request in reversed(requests):
@@ -535,6 +536,34 @@ def test_excluded_file_gets_nothing(vscode: VSCode) -> None:
     assert d("ghost", timeout=WAIT).strip()
     d("status", icon="check", timeout=WAIT)
     d("press", key="Escape")
+    vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
+
+
+def test_ghost_text_beside_the_suggestion_widget_extends_the_selected_item(vscode: VSCode) -> None:
+    """With VS Code's suggestion widget open, ghost text shows only when it extends the selected item (LSP 3.18
+    `selectedCompletionInfo`): the server completes the text as that item makes it."""
+    d = vscode.driver
+    d("open", name=FILE, contains="def area(radius):", timeout=WAIT)
+    since = len(vscode.inline_answers())
+    line, character = type_on_new_line(vscode, "    radi")
+    d("press", key="Control+Space")  # the widget, from the words of the file (quick suggestions are off here)
+    selected = d("suggestWidget", timeout=WAIT)
+    assert selected.startswith("radi"), selected
+
+    def with_the_item() -> dict[str, Any] | None:
+        asked = [a for a in vscode.inline_answers()[since:] if a["position"] == {"line": line, "character": character}
+                 and (a["context"].get("selectedCompletionInfo") or {}).get("text") == selected]
+        return asked[-1] if asked and asked[-1]["answered"] else None
+
+    answer = vscode.wait_for(with_the_item, f"an answer to a request with {selected!r} selected")
+    assert answer["items"], answer  # the tiny model at temperature 0 always says something here
+    insert = answer["items"][0]["insertText"]
+    assert insert.startswith(selected) and len(insert) > len(selected), answer
+    assert answer["items"][0]["range"]["start"] == {"line": line, "character": character - len("radi")}, answer
+    ghost = d("ghost", timeout=WAIT)  # drawn beside the open widget
+    assert ghost and insert.endswith(ghost), (ghost, insert)
+    d("press", key="Escape")  # closes the widget
+    d("press", key="Escape")  # and the ghost text
     vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
 
 

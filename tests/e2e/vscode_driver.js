@@ -150,6 +150,13 @@ const commands = {
         return (await checkbox.getAttribute('aria-checked')) === 'true';
     },
 
+    /** Waits for the suggestion widget to show and returns the label of its selected row. */
+    async suggestWidget({ timeout }) {
+        const row = page.locator('.editor-widget.suggest-widget.visible .monaco-list-row.focused .label-name');
+        await row.first().waitFor({ timeout });
+        return (await row.first().textContent()).trim();
+    },
+
     async screenshot({ file }) {
         await page.screenshot({ path: file });
         return file;
