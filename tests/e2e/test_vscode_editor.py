@@ -243,8 +243,9 @@ def parse_status_trace(log: str) -> list[dict[str, Any]]:
 
 
 def parse_inline_trace(log: str) -> list[dict[str, Any]]:
-    """[{id, uri, position, context, answered, items}] in request order, from vscode-languageclient's verbose trace. Request ids
-    restart with each new client (after a restart), so an answer belongs to the latest request with its id."""
+    """[{id, uri, position, context, answered, items}] in request order, from vscode-languageclient's verbose trace.
+    Request ids restart with each new client (after a restart), so an answer belongs to the latest request with its
+    id."""
     requests: list[dict[str, Any]] = []
     starts = [m.start() for m in _ENTRY.finditer(log)] + [len(log)]
     for begin, end in itertools.pairwise(starts):
