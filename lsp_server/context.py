@@ -106,20 +106,28 @@ def build_context(doc: Document, line: int, character: int, encoding: str = UTF1
         line=line_number, line_prefix=line_prefix, line_rest=line_rest, line_mode=line_mode, indent_unit=unit)
 
 
-def build_context_with_item(doc: Document, start: int, end: int, text: str, *, policy: MultilinePolicy = "auto",
-                            indent_unit: str | None = None, filepath: str | None = None,
-                            window: Window | None = None) -> CursorContext:
-    """The context as it will be once `text` replaces the code points [start, end) and the cursor stands after it:
-    the item selected in the editor's suggestion widget (LSP `selectedCompletionInfo`). The specification asks the
-    ghost text to extend that item, so it is completed as if the item were already in: `os.pa` with `path` selected
-    is completed after `os.path`. Reads only the window around it, like `build_context`; `offset` and `line` are the
-    real document's (where the context is chosen, and what the speculation checks the document against)."""
+def build_context_with_item(doc: Document, start: int, end: int, text: str, *, lead: str = "", trail: str = "",
+                            policy: MultilinePolicy = "auto", indent_unit: str | None = None,
+                            filepath: str | None = None, window: Window | None = None) -> CursorContext:
+    """The context as it will be once `text` replaces the code points [start, end) and the cursor stands after it,
+    with `lead` before the document and `trail` after it. `text`: the item selected in the editor's suggestion widget
+    (LSP `selectedCompletionInfo`); the specification asks the ghost text to extend that item, so it is completed as
+    if the item were already in (`os.pa` with `path` selected is completed after `os.path`). `lead` and `trail`: the
+    code of a notebook's other cells (lsp_server/notebooks.py), read only where the window reaches past the cell.
+    Reads only the window around the cursor, like `build_context`; `offset` and `line` are the real document's
+    (where workspace context is chosen; a context with a lead is never taken for the document's own text)."""
     window = window or Window.for_model(ModelConfig())
     low = max(0, start - window.before) // window.align * window.align
-    prefix = doc.text_range(low, start) + text
+    head = doc.text_range(low, start)
+    if low == 0 and lead and len(head) < window.before:
+        head = lead[max(0, len(lead) - (window.before - len(head))):] + head
+    prefix = head + text
     suffix = doc.text_range(end, end + window.after)
+    if trail and len(suffix) < window.after and end + len(suffix) >= doc.char_count:
+        suffix += trail[:window.after - len(suffix)]
     made = Document(doc.uri, prefix + suffix, doc.language_id, doc.version)
     line, column = made.position_at(len(prefix), UTF32)
     ctx = build_context(made, line, column, UTF32, policy=policy, indent_unit=indent_unit, filepath=filepath,
                         window=window)
-    return replace(ctx, offset=low + ctx.offset, line=ctx.line + doc.position_at(low, UTF32)[0])
+    real_line = doc.position_at(start, UTF32)[0] + text.count("\n")
+    return replace(ctx, offset=start + len(text), line=real_line)

@@ -12,6 +12,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
@@ -30,9 +31,10 @@ from .protocol import (MAX_MESSAGE_BYTES, REQUEST_FAILED, AnsweringProtocol, Std
 
 if TYPE_CHECKING:  # the parts are imported after `initialize` is answered (InfillServer.load)
     from .config import ServerSettings, SettingsStore
-    from .context import CursorContext
+    from .context import CursorContext, Window
     from .documents import Document, DocumentStore
     from .logging_setup import LoggingSetup
+    from .notebooks import Notebooks
     from .pipeline import CompletionService, Suggestion
     from .session import Sessions
     from .speculation import Speculation
@@ -55,11 +57,16 @@ class InfillProtocol(AnsweringProtocol):
     pygls registers built-in didOpen/didChange/didClose handlers that run before ours, keep a second copy of every
     document (updated in O(document) per keystroke), clamp the change's `Range` objects in place (we then applied the
     clamped ranges) and split lines at characters LSP does not break at (`\\f`, `\\u2028`, …). A built-in is registered
-    only when the attribute is callable, so setting these to None leaves our own features as the only handlers."""
+    only when the attribute is callable, so setting these to None leaves our own features as the only handlers. The
+    same for notebooks: pygls's built-ins keep a copy of every cell, and raise on a change for a notebook or a cell
+    they do not have, after which our handler is not run at all."""
 
     lsp_text_document__did_open = None  # type: ignore[assignment]
     lsp_text_document__did_change = None  # type: ignore[assignment]
     lsp_text_document__did_close = None  # type: ignore[assignment]
+    lsp_notebook_document__did_open = None  # type: ignore[assignment]
+    lsp_notebook_document__did_change = None  # type: ignore[assignment]
+    lsp_notebook_document__did_close = None  # type: ignore[assignment]
 
     def _dispatch(self, message: Any) -> None:
         """Every handler but initialize's finds the server's parts built: `InfillServer.load` runs right after the
@@ -127,10 +134,12 @@ class InfillServer(LanguageServer):
     workspace_context: WorkspaceContext
     speculation: Speculation
     next_edit: NextEdit
+    notebooks: Notebooks
 
     def __init__(self) -> None:
         super().__init__("infill", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-                         protocol_cls=InfillProtocol, converter_factory=strict_converter)
+                         notebook_document_sync=NOTEBOOK_SYNC, protocol_cls=InfillProtocol,
+                         converter_factory=strict_converter)
         self.service: CompletionService | None = None
         self.accepted = 0
         self.shown = 0
@@ -164,12 +173,14 @@ class InfillServer(LanguageServer):
         from .documents import DocumentStore
         from .logging_setup import LoggingSetup
         from .next_edit.feature import NextEdit
+        from .notebooks import Notebooks
         from .session import Sessions
         from .speculation import Speculation
         from .status import StatusReporter
         from .workspace.provider import WorkspaceContext
 
         self.documents = DocumentStore()
+        self.notebooks = Notebooks()
         self.settings_store = SettingsStore()
         self.sessions = Sessions()
         self.logging = LoggingSetup()
@@ -428,6 +439,20 @@ def _selected_item(doc: Document, info: types.SelectedCompletionInfo | None, cur
     return SelectedItem(start, end, info.text, clamped)
 
 
+def _other_cells(ls: InfillServer, doc: Document, cells: tuple[list[str], list[str]], window: Window
+                 ) -> tuple[str, str]:
+    """The code of a notebook's cells before and after `doc`'s (of its language), joined as one program, as much
+    as the window reads."""
+    from .notebooks import joined_after, joined_before
+
+    def texts(uris: Iterable[str]) -> Iterator[str]:  # lazily: only the cells the window reaches are read
+        docs = (ls.documents.get(u) for u in uris)
+        return (d.text for d in docs if d is not None and d.language_id == doc.language_id)
+
+    before, after = cells
+    return joined_before(texts(reversed(before)), window.before), joined_after(texts(after), window.after)
+
+
 def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position, encoding: str,
             index: int, selected: SelectedItem | None = None) -> types.InlineCompletionItem:
     """The LSP item for `suggestion` at `position`; with an item `selected` in the editor's suggestion widget (`ctx`
@@ -443,6 +468,46 @@ def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position
         command=types.Command(title="Infill: suggestion accepted", command=ACCEPT_COMMAND,
                               arguments=[{"uri": ctx.uri, "index": index, "length": len(suggestion.text),
                                           "source": suggestion.source}]))
+
+
+#: Every notebook's cells, of any language (markup cells are kept for their place and never sent to a model).
+NOTEBOOK_SYNC = types.NotebookDocumentSyncOptions(
+    notebook_selector=[types.NotebookDocumentFilterWithNotebook(notebook="*")])
+
+
+def open_document(ls: InfillServer, item: types.TextDocumentItem) -> None:
+    ls.documents.open(item.uri, item.text, item.language_id, item.version)
+    ls.workspace_context.opened(item.uri)
+
+
+def change_document(ls: InfillServer, identifier: types.VersionedTextDocumentIdentifier,
+                    changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    doc = ls.documents.get(identifier.uri)
+    if doc is None:
+        return
+    for change in changes:
+        rng = getattr(change, "range", None)
+        span = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
+        ls.next_edit.on_change(doc, span, change.text, ls.encoding)  # before the change: the lines it replaces
+        doc.apply_change(change.text, span, ls.encoding)
+    doc.version = identifier.version
+    first = getattr(changes[0], "range", None) if changes else None
+    ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
+    ls.speculation.on_change(doc.uri, doc)
+
+
+def close_document(ls: InfillServer, raw_uri: str) -> None:
+    from .documents import normalize_uri
+
+    uri = normalize_uri(raw_uri)
+    if ls.documents.close(raw_uri):
+        return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
+    ls.workspace_context.closed(uri)
+    ls.sessions.forget(uri)
+    ls.next_edit.closed(uri)
+    ls.speculation.on_change(uri, None)
+    if ls.service is not None:
+        ls.service.cache.forget_document(uri)
 
 
 def build_server() -> InfillServer:
@@ -500,40 +565,61 @@ def build_server() -> InfillServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def on_open(ls: InfillServer, params: types.DidOpenTextDocumentParams) -> None:
         purge_finished_futures(ls)
-        doc = params.text_document
-        ls.documents.open(doc.uri, doc.text, doc.language_id, doc.version)
-        ls.workspace_context.opened(doc.uri)
+        open_document(ls, params.text_document)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def on_change(ls: InfillServer, params: types.DidChangeTextDocumentParams) -> None:
         purge_finished_futures(ls)
-        doc = ls.documents.get(params.text_document.uri)
-        if doc is None:
-            return
-        for change in params.content_changes:
-            rng = getattr(change, "range", None)
-            span = None if rng is None else (rng.start.line, rng.start.character, rng.end.line, rng.end.character)
-            ls.next_edit.on_change(doc, span, change.text, ls.encoding)  # before the change: the lines it replaces
-            doc.apply_change(change.text, span, ls.encoding)
-        doc.version = params.text_document.version
-        first = getattr(params.content_changes[0], "range", None) if params.content_changes else None
-        ls.workspace_context.changed(doc.uri, first.start.line if first is not None else None)
-        ls.speculation.on_change(doc.uri, doc)
+        change_document(ls, params.text_document, params.content_changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def on_close(ls: InfillServer, params: types.DidCloseTextDocumentParams) -> None:
-        from .documents import normalize_uri
-
         purge_finished_futures(ls)
-        uri = normalize_uri(params.text_document.uri)
-        if ls.documents.close(params.text_document.uri):
-            return  # the file is still open under another spelling (lsp_server.documents.DocumentStore)
-        ls.workspace_context.closed(uri)
-        ls.sessions.forget(uri)
-        ls.next_edit.closed(uri)
-        ls.speculation.on_change(uri, None)
-        if ls.service is not None:
-            ls.service.cache.forget_document(uri)
+        close_document(ls, params.text_document.uri)
+
+    # Notebooks (LSP 3.17): the cells are documents like the others; `ls.notebooks` keeps their order, so that a cell
+    # is completed with the code of the cells around it (lsp_server/notebooks.py).
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def on_notebook_open(ls: InfillServer, params: types.DidOpenNotebookDocumentParams) -> None:
+        purge_finished_futures(ls)
+        book = params.notebook_document
+        for cell in ls.notebooks.open(book.uri, [(c.document, c.kind) for c in book.cells]):
+            close_document(ls, cell)
+        for item in params.cell_text_documents:
+            open_document(ls, item)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def on_notebook_change(ls: InfillServer, params: types.DidChangeNotebookDocumentParams) -> None:
+        purge_finished_futures(ls)
+        cells = params.change.cells
+        if cells is None:
+            return
+        uri = params.notebook_document.uri
+        if cells.structure is not None:
+            array = cells.structure.array
+            for gone in ls.notebooks.splice(uri, array.start, array.delete_count,
+                                            [(c.document, c.kind) for c in array.cells or []]):
+                close_document(ls, gone)
+            for closed in cells.structure.did_close or []:
+                close_document(ls, closed.uri)
+            for item in cells.structure.did_open or []:
+                open_document(ls, item)
+        for cell in cells.data or []:
+            ls.notebooks.set_kind(cell.document, cell.kind)
+        for content in cells.text_content or []:
+            change_document(ls, content.document, content.changes)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def on_notebook_close(ls: InfillServer, params: types.DidCloseNotebookDocumentParams) -> None:
+        purge_finished_futures(ls)
+        cells = set(ls.notebooks.close(params.notebook_document.uri))
+        cells.update(cell.uri for cell in params.cell_text_documents)
+        for uri in cells:
+            close_document(ls, uri)
+
+    @server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def on_notebook_save(ls: InfillServer, params: types.DidSaveNotebookDocumentParams) -> None:
+        pass  # nothing to do: the cells' texts are already the editor's
 
     @server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())
     async def on_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
@@ -647,10 +733,13 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
     position = types.Position(*doc.position_at(ctx.offset, encoding))
     selected = _selected_item(doc, params.context.selected_completion_info, ctx.offset, encoding)
-    if selected is not None:
-        ctx = build_context_with_item(doc, selected.start, selected.end, selected.text, policy=settings.multiline,
-                                      indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
-                                      window=Window.for_model(settings.engine.completion))
+    cells = ls.notebooks.around(uri) if len(ls.notebooks) else None
+    if selected is not None or cells is not None:
+        window = Window.for_model(settings.engine.completion)
+        lead, trail = _other_cells(ls, doc, cells, window) if cells is not None else ("", "")
+        start, end, text = (selected.start, selected.end, selected.text) if selected else (ctx.offset, ctx.offset, "")
+        ctx = build_context_with_item(doc, start, end, text, lead=lead, trail=trail, policy=settings.multiline,
+                                      indent_unit=settings.indent_unit, filepath=uri_to_path(uri), window=window)
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 

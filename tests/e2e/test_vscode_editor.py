@@ -404,7 +404,8 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
 def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server_binary: str,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[VSCode]:
     root = tmp_path_factory.mktemp("vscode")
-    files = {"shapes.py": "import math\n\n\ndef area(radius):\n", ".env": "DATABASE_URL=postgres://localhost/app\n"}
+    files = {"shapes.py": "import math\n\n\ndef area(radius):\n", ".env": "DATABASE_URL=postgres://localhost/app\n",
+             NOTEBOOK: NOTEBOOK_JSON}
     with open_vscode(toolchain, vsix, root, user_settings(tiny_model),
                      machine_settings(llama_server_binary, root / "server-gate"), files) as session:
         yield session
@@ -427,6 +428,12 @@ def session_processes(marker: str) -> list[tuple[int, str]]:
 # --- the scenarios, in the order a user meets them (they share the session above) ------------------------------
 
 FILE = "shapes.py"
+#: A notebook of two code cells: ghost text is asked for in the second.
+NOTEBOOK = "circles.ipynb"
+NOTEBOOK_JSON = json.dumps({
+    "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+              for source in (["import math\n", "radius = 2.0"], ["circumference = 2 * math.pi * radius"])],
+    "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5})
 
 
 def type_on_new_line(vscode: VSCode, text: str) -> tuple[int, int]:
@@ -566,6 +573,33 @@ def test_ghost_text_beside_the_suggestion_widget_extends_the_selected_item(vscod
     d("press", key="Escape")  # closes the widget
     d("press", key="Escape")  # and the ghost text
     vscode.saved_text(FILE, (vscode.workspace / FILE).read_text())
+
+
+def test_a_notebook_cell_gets_ghost_text(vscode: VSCode) -> None:
+    """The cells reach the server through notebook sync (the server completes a cell with the code of the cells
+    around it; tests/e2e/test_lsp_notebooks.py checks the prompt), and ghost text is asked for and drawn in a cell."""
+    d = vscode.driver
+    since = len(vscode.inline_answers())
+    d("open", name=NOTEBOOK, contains=None, timeout=WAIT)
+    d("click", selector=".notebook-editor .monaco-editor .view-lines >> nth=1", timeout=WAIT)  # the second cell
+    d("press", key="Control+End")
+    d("press", key="Enter")
+    d("type", text="area = ")
+
+    def answered_in_the_cell() -> dict[str, Any] | None:
+        asked = [a for a in vscode.inline_answers()[since:] if a["uri"].startswith("vscode-notebook-cell:")
+                 and a["uri"].split("#", 1)[0].endswith("/" + NOTEBOOK)
+                 and a["position"] == {"line": 1, "character": 7}]
+        return asked[-1] if asked and asked[-1]["answered"] else None
+
+    answer = vscode.wait_for(answered_in_the_cell, "an answer to a request in the cell")
+    assert answer["items"], answer  # the server has the cell (without notebook sync: no document, no items)
+    ghost = d("ghost", timeout=WAIT, notebook=True)
+    assert ghost and answer["items"][0]["insertText"].endswith(ghost), (ghost, answer)
+    log = vscode.extension_log()
+    assert log and "Sending notification 'notebookDocument/didOpen'" in log.read_text(errors="replace")
+    d("press", key="Escape")
+    d("open", name=FILE, contains="def area(radius):", timeout=WAIT)  # the next tests type in the file
 
 
 def test_dying_llama_server_shows_an_error_and_restart_recovers(vscode: VSCode, tiny_model: Path) -> None:

@@ -63,7 +63,7 @@ SHIFT = '''def shift(points, dx):
 '''
 #: A third copy, for turning next edits off while one is shown.
 TOGGLE_FILE = "toggle.py"
-#: A notebook: its cells are documents the server does not have.
+#: A notebook: no next edits are asked for in its cells.
 NOTEBOOK = "cells.ipynb"
 NOTEBOOK_JSON = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                                        "source": ["x = 1\n", "y = x + 1"]}],
@@ -226,8 +226,9 @@ def trace(vscode: VSCode, method: str) -> list[dict[str, Any]]:
 
 def test_no_next_edit_requests_for_documents_the_server_does_not_have(vscode: VSCode) -> None:
     """Typing in a notebook cell (a `vscode-notebook-cell:` document; in desktop VS Code the settings JSON, a
-    `vscode-userdata:` one, is another), which the client does not sync to the server, made a next-edit request the
-    server refused ("... is not open"): a warning in the Infill log after every pause in typing."""
+    `vscode-userdata:` one, is another), which the client did not sync to the server, made a next-edit request the
+    server refused ("... is not open"): a warning in the Infill log after every pause in typing. Cells are synced now
+    (notebook sync, for ghost text), and next edits are still asked for in files and untitled editors only."""
     d = vscode.driver
     d("status", icon="check", timeout=WAIT)
     before = log_text(vscode).count("next-edit request failed")

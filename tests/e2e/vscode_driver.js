@@ -16,6 +16,7 @@ const STATUS = '[id="infill.infill.infill.status"]';
 /** Inline suggestions: the first line is injected text with a class containing `ghost-text`, further lines are a
  * view zone with class `ghost-text`. */
 const GHOST = '.editor-group-container .monaco-editor [class*="ghost-text"]';
+const NOTEBOOK_GHOST = '.notebook-editor .monaco-editor [class*="ghost-text"]';
 
 let browser;
 let page;
@@ -82,11 +83,13 @@ const commands = {
         return true;
     },
 
-    /** Waits for a non-empty inline suggestion and returns its text (lines joined with \n). */
-    async ghost({ timeout }) {
+    /** Waits for a non-empty inline suggestion and returns its text (lines joined with \n). `notebook`: in a
+     * notebook's cell (the notebook editor is drawn in an overlay, outside the editor group's DOM). */
+    async ghost({ timeout, notebook }) {
+        const sel = notebook ? NOTEBOOK_GHOST : GHOST;
         await page.waitForFunction((sel) => [...document.querySelectorAll(sel)]
-            .some((e) => e.textContent.replace(/\u00a0/g, ' ').trim().length > 0), GHOST, { timeout });
-        return currentGhost();
+            .some((e) => e.textContent.replace(/\u00a0/g, ' ').trim().length > 0), sel, { timeout });
+        return currentGhost(sel);
     },
 
     /** The inline suggestion shown now, '' when none. */
@@ -208,7 +211,7 @@ const commands = {
     },
 };
 
-async function currentGhost() {
+async function currentGhost(selector = GHOST) {
     return page.evaluate((sel) => {
         // The first line is injected text (one span, several when it is long) after the cursor; further lines are a
         // view zone below it, a block whose rendered text has one line per row.
@@ -217,7 +220,7 @@ async function currentGhost() {
         const first = all.filter((e) => !blocks.some((b) => b.contains(e)));
         return (first.map((e) => e.textContent).join('')
             + blocks.map((b) => '\n' + b.innerText.replace(/\n$/, '')).join('')).replace(/\u00a0/g, ' ');
-    }, GHOST);
+    }, selector);
 }
 
 async function statusNow() {

@@ -40,8 +40,12 @@ const DID_PARTIALLY_ACCEPT = 'textDocument/didPartiallyAcceptCompletion';
 const STOPPED_BY_ITSELF = 'Infill: the language server stopped (its log: Infill: Show Log). Infill: Restart Server '
     + 'starts it again.';
 
-/** The documents Infill completes: files on disk and unsaved editors. */
+/** The documents the client syncs as text documents: files on disk and unsaved editors. */
 const DOCUMENT_SELECTOR: vscode.DocumentSelector = [{ scheme: 'file' }, { scheme: 'untitled' }];
+
+/** Where ghost text is offered: those and notebook cells, which the client syncs through the server's
+ * `notebookDocumentSync` (every notebook), so that the server completes a cell with the code of the cells around it. */
+const INLINE_SELECTOR: vscode.DocumentSelector = [...DOCUMENT_SELECTOR, { scheme: 'vscode-notebook-cell' }];
 
 /**
  * vscode-languageclient registers its own inline completion provider only once the server has answered `initialize`.
@@ -453,7 +457,7 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
     }
 
     registerProvider(): void {
-        this.disposables.push(vscode.languages.registerInlineCompletionItemProvider(DOCUMENT_SELECTOR, this));
+        this.disposables.push(vscode.languages.registerInlineCompletionItemProvider(INLINE_SELECTOR, this));
     }
 
     registerCommands(): void {
