@@ -267,7 +267,7 @@ class Fuzz(PromptOracle):
 
     def malformed(self, client: Client) -> None:
         uri = self.rng.choice(list(self.docs)) if self.docs else "file:///nowhere.py"
-        choice = self.rng.randrange(19)
+        choice = self.rng.randrange(20)
         position = {"line": 0, "character": 0}
         if choice == 0:  # answered with id null: -32700 (also when nested too deeply for the JSON reader)
             client.raw(self.rng.choice([b"{not json", b"[" * 100_000 + b"]" * 100_000]))
@@ -327,6 +327,19 @@ class Fuzz(PromptOracle):
                                                      "contentChanges": [{"text": self.rng.choice([None, 5, ["x"]])}]})
         elif choice == 18:  # an id of a type no request has: nothing to cancel
             client.notify("$/cancelRequest", {"id": self.rng.choice([[1], {"n": 1}, 1.5, True, None])})
+        elif choice == 19:  # notebook messages that fit no open notebook: dropped, nothing else changes
+            book = f"file:///fuzz/nb{self.rng.randrange(1000)}.ipynb"
+            cell = {"uri": f"vscode-notebook-cell:/fuzz/nb.ipynb#W{self.rng.randrange(9)}", "version": 2}
+            client.notify("notebookDocument/didChange", {
+                "notebookDocument": {"uri": book, "version": 2},
+                "change": {"cells": {"structure": {"array": {"start": self.rng.choice([0, 5, -1]), "deleteCount": 3}},
+                                     "textContent": [{"document": cell, "changes": [{"text": "x"}]}]}}})
+            client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": book},
+                                                        "cellTextDocuments": [{"uri": cell["uri"]}]})
+            client.notify("notebookDocument/didOpen", {  # no cells, then closed
+                "notebookDocument": {"uri": book, "notebookType": "jupyter-notebook", "version": 1, "cells": []},
+                "cellTextDocuments": []})
+            client.notify("notebookDocument/didClose", {"notebookDocument": {"uri": book}, "cellTextDocuments": []})
         else:
             client.notify("$/cancelRequest", {"id": 10 ** 9})
         self.count("malformed")
