@@ -6,7 +6,11 @@ loops, or none). The async methods are thin wrappers; status events are handed b
 
 Why the child cannot outlive the host: it runs in its own process group (a Ctrl-C meant for the editor does not hit
 it half-way) with PR_SET_PDEATHSIG=SIGKILL on Linux (the kernel kills it when the thread that spawned it, the
-monitor thread, dies — including when the host is killed with SIGKILL), and an atexit hook stops it on normal exit."""
+monitor thread, dies — including when the host is killed with SIGKILL), and an atexit hook stops it on normal exit.
+
+Why the running child is looked at (/health every few seconds): a child that hangs (stopped, deadlocked) does not
+exit, so nothing else notices; every request to it would wait for the request timeout for as long as it lives. After
+`hang_timeout` without a reply it is killed and restarted like a crash, and the status says so."""
 
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ log = logging.getLogger(__name__)
 VENDOR = "llama-server"
 TAIL_LINES = 100
 HEALTH_POLL_SECONDS = 0.05
+#: Looks in a row without a reply to /health after which a running llama-server counts as hung (with `hang_timeout`).
+HANG_LOOKS = 3
 
 # ---------------------------------------------------------------------------------------------------------------------
 # Pure helpers
@@ -198,6 +204,13 @@ class LlamaServerSupervisor:
     #: port clashes retried (with a new port) before giving up; they are not crashes
     max_bind_retries: int = 5
     stop_grace: float = 5.0
+    #: A ready child that answers no /health look for this long (and `HANG_LOOKS` looks in a row) is hung (stopped,
+    #: deadlocked): it is killed and restarted like a crash. Every request to it would otherwise wait for the
+    #: request timeout, for as long as it runs. llama-server answers /health from its HTTP threads, also while every
+    #: slot generates, so a slow machine delays the answer by a time slice, not by seconds.
+    hang_timeout: float = 30.0
+    hang_look_interval: float = 5.0
+    hang_look_timeout: float = 5.0
 
     def __init__(self, binary: str, model_path: str | os.PathLike, settings: LocalServerSettings | None = None,
                  on_status: Callable[[StatusEvent], None] | None = None):
@@ -232,6 +245,8 @@ class LlamaServerSupervisor:
         #: Restarts made to change the thread count (not crashes).
         self.retunes = 0
         self._retune_to: int | None = None
+        #: Why the watch killed the current child (it hung), for the crash it then reports.
+        self._hang_reason: str | None = None
         #: The environment of the first child, given to every restarted one (a restart must not change it).
         self._env: dict[str, str] | None = None
 
@@ -441,7 +456,8 @@ class LlamaServerSupervisor:
                     self._give_up(f"llama-server could not bind a loopback port {bind_retries} times (port in use)")
                     return
                 continue
-            reason = diagnose(tail, proc.returncode if proc else None, self.model_path)
+            reason = self._hang_reason or diagnose(tail, proc.returncode if proc else None, self.model_path)
+            self._hang_reason = None
             if is_bind_failure(tail):
                 self._port = None
             if not self._record_crash(reason, tail):
@@ -519,32 +535,50 @@ class LlamaServerSupervisor:
         return outcome, proc
 
     def _watch_load(self, proc: subprocess.Popen, port: int) -> None:
-        """Wait for the child to exit; meanwhile, when the thread policy wants another count and the server is
-        idle, stop it so that `_supervise` starts it again with that count."""
+        """Wait for the child to exit; meanwhile make sure it still answers (a hung child is killed, so that
+        `_supervise` restarts it), and, when the thread policy wants another count and the server is idle, stop it
+        so that `_supervise` starts it again with that count."""
         tuner = self.tuner if self.adaptive_threads else None
-        if tuner is None:
-            proc.wait()
-            return
-        self.cpu_sampler.others_busy()  # the baseline of the first difference
-        while True:
-            try:
-                proc.wait(timeout=self.tune_interval)
+        if tuner is not None:
+            self.cpu_sampler.others_busy()  # the baseline of the first difference
+        interval = min(self.tune_interval, self.hang_look_interval) if tuner is not None else self.hang_look_interval
+        now = time.monotonic()
+        next_tune, next_look = now + self.tune_interval, now + self.hang_look_interval
+        hang = _HangWatch()
+        with httpx.Client(trust_env=False, timeout=httpx.Timeout(self.hang_look_timeout)) as client:
+            while True:
+                try:
+                    proc.wait(timeout=interval)
+                    return
+                except subprocess.TimeoutExpired:
+                    pass
+                if self._stopping:
+                    continue
+                now = time.monotonic()
+                if now >= next_look:
+                    next_look = now + self.hang_look_interval
+                    hung = hang.look(_answers(client, port), time.monotonic(), self.hang_timeout)
+                    if hung is not None:
+                        self._hang_reason = (f"llama-server hung: no reply to /health for {hung:.0f} s, "
+                                             "so Infill killed it")
+                        log.error("%s (pid %s)", self._hang_reason, proc.pid)
+                        _signal_group(proc, signal.SIGKILL)
+                        proc.wait()
+                        return
+                if tuner is None or now < next_tune:
+                    continue
+                next_tune = now + self.tune_interval
+                busy = self.cpu_sampler.others_busy()
+                wanted = tuner.observe(busy) if busy is not None else None
+                if wanted is None or not _idle(port):
+                    continue
+                log.info("llama-server: other programs keep %.1f of %d cores busy; restarting it with %d thread(s)",
+                         busy, tuner.cpus, wanted)
+                self._emit(StatusEvent("starting", f"Restarting llama-server with {wanted} thread(s): other "
+                                                   f"programs keep {busy:.1f} of {tuner.cpus} cores busy"))
+                self._retune_to = wanted
+                _terminate(proc, self.stop_grace)
                 return
-            except subprocess.TimeoutExpired:
-                pass
-            if self._stopping:
-                continue
-            busy = self.cpu_sampler.others_busy()
-            wanted = tuner.observe(busy) if busy is not None else None
-            if wanted is None or not _idle(port):
-                continue
-            log.info("llama-server: other programs keep %.1f of %d cores busy; restarting it with %d thread(s)",
-                     busy, tuner.cpus, wanted)
-            self._emit(StatusEvent("starting", f"Restarting llama-server with {wanted} thread(s): other programs "
-                                               f"keep {busy:.1f} of {tuner.cpus} cores busy"))
-            self._retune_to = wanted
-            _terminate(proc, self.stop_grace)
-            return
 
     def _wait_healthy(self, proc: subprocess.Popen, port: int) -> str:
         """"ready", "exited_before_ready", "timeout" or "stopped". 503 means "Loading model", not an error."""
@@ -575,6 +609,34 @@ class LlamaServerSupervisor:
         proc = self._proc
         if proc is not None:
             _terminate(proc, 1.0)
+
+
+class _HangWatch:
+    """Whether a running child has stopped answering: `HANG_LOOKS` looks in a row without a reply, spanning at least
+    the hang timeout since its last reply. Both: a look that fails at once (a refused connection) must not make a
+    short timeout, and a host that was itself paused (its clock ran on) must not count a whole pause as one look."""
+
+    def __init__(self) -> None:
+        self.unanswered = 0
+        self.last_answer = time.monotonic()
+
+    def look(self, answered: bool, now: float, timeout: float) -> float | None:
+        """Record one look; the seconds without a reply when the child counts as hung, else None."""
+        if answered:
+            self.unanswered, self.last_answer = 0, now
+            return None
+        self.unanswered += 1
+        silent = now - self.last_answer
+        return silent if self.unanswered >= HANG_LOOKS and silent >= timeout else None
+
+
+def _answers(client: httpx.Client, port: int) -> bool:
+    """llama-server answers /health (its HTTP threads answer while the slots are busy generating)."""
+    try:
+        client.get(f"http://127.0.0.1:{port}/health")
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 def _idle(port: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -323,3 +324,40 @@ def test_a_binary_that_cannot_run_gives_up_without_restarts(tmp_path, model_file
     with pytest.raises(BackendUnavailable, match=r"cannot run .*llama-server.*completion\.local\.binary"):
         sup.start_blocking()
     assert sup.restarts == 0 and sup.crashes == 0
+
+
+@pytest.mark.llama_server
+def test_a_hung_child_is_killed_and_restarted(llama_server_binary, tiny_model):
+    """A child that stops answering (here SIGSTOP; a deadlock or a stuck device alike) used to stay "ready": every
+    request waited for the request timeout, for as long as the child lived. The watch kills it and it is restarted."""
+    events: list[StatusEvent] = []
+    sup = fast_restarts(LlamaServerSupervisor(llama_server_binary, tiny_model, FAST, on_status=events.append))
+    sup.hang_timeout, sup.hang_look_interval, sup.hang_look_timeout = 0.3, 0.05, 0.2
+    try:
+        url = sup.start_blocking()
+        first = sup.pid
+        assert first is not None
+        os.kill(first, signal.SIGSTOP)
+        for _ in range(1200):  # counted polls: the bound only stops a broken test
+            if sup.restarts == 1 and sup.state == "ready":
+                break
+            time.sleep(0.05)
+        assert sup.wait_ready_blocking(30) == url
+        assert wait_until_dead(first) and sup.pid not in (None, first)
+        assert sup.crashes == 1 and "hung: no reply to /health" in sup.last_crash_reason
+        assert any("hung: no reply to /health" in e.message and e.kind == "starting" for e in events)
+        assert httpx.get(url + "/health", timeout=30).status_code == 200
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(first, signal.SIGCONT)
+        sup.stop_blocking()
+
+
+def test_hang_needs_looks_in_a_row_and_the_timeout():
+    watch = supervisor_module._HangWatch()
+    start = watch.last_answer
+    assert watch.look(False, start + 100, 30) is None  # one look, however late, is not a hang (a paused host)
+    assert watch.look(False, start + 101, 30) is None
+    assert watch.look(True, start + 102, 30) is None  # an answer starts again
+    assert [watch.look(False, start + 102 + t, 30) for t in (1, 2, 3)] == [None, None, None]  # quick refusals
+    assert watch.look(False, start + 132, 30) == 30
