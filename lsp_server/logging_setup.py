@@ -5,6 +5,7 @@ unless debug logging is on. Never log to stdout: in `--stdio` mode stdout is the
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -60,6 +61,57 @@ class LspLogHandler(logging.Handler):
             pass
 
 
+class SharedRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A RotatingFileHandler for a log file that several processes write: every editor window runs its own
+    `infill serve`, and they all log to the same infill.log.
+
+    The plain handler keeps writing to the file it opened: after another process rotated the log, its lines went
+    into infill.log.1 (and when it rotated in turn, it renamed the other's fresh infill.log away), so the lines of
+    all but one editor were missing from infill.log. This one reopens the file when the name points to another file
+    than the one it holds, and rotates under a lock file, rotating only when nobody else rotated meanwhile."""
+
+    def _stale(self) -> bool:
+        if self.stream is None:
+            return False
+        try:
+            held = os.fstat(self.stream.fileno())
+            current = os.stat(self.baseFilename)
+        except (OSError, ValueError):
+            return True
+        return (held.st_dev, held.st_ino) != (current.st_dev, current.st_ino)
+
+    def _reopen(self) -> None:
+        if self.stream is not None:
+            with contextlib.suppress(OSError):
+                self.stream.close()
+        self.stream = self._open()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if self._stale():
+                self._reopen()
+        except OSError:
+            self.handleError(record)
+            return
+        super().emit(record)
+
+    def doRollover(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: one process rotates as the plain handler does
+            super().doRollover()
+            return
+        with open(self.baseFilename + ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if self._stale():  # another process rotated while this one waited: write to the new file
+                    self._reopen()
+                    return
+                super().doRollover()
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class LoggingSetup:
     """Owns the handlers on the `engine` and `lsp_server` loggers; `configure` may be called again on config change."""
 
@@ -84,9 +136,10 @@ class LoggingSetup:
         try:
             path = Path(log_file).expanduser() if log_file else state_dir() / "infill.log"
             path.parent.mkdir(parents=True, exist_ok=True)
-            fh = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8",
-                                                      errors="backslashreplace")
-            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            fh = SharedRotatingFileHandler(path, maxBytes=2_000_000, backupCount=2, encoding="utf-8",
+                                           errors="backslashreplace")
+            # the process id: every editor window's server writes to this file (which llama-server, which window)
+            fh.setFormatter(logging.Formatter("%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s"))
             handlers.append(fh)
         except OSError:
             path = None

@@ -2,6 +2,7 @@
 
 import dataclasses
 import logging
+import os
 import re
 import types
 import typing
@@ -15,7 +16,7 @@ from engine.errors import ConfigError
 from engine.tomlfiles import tomllib
 from lsp_server.config import (DebounceSettings, ServerSettings, SettingsStore, SpeculationSettings, config_file_path,
                                engine_changed, load_config_file, parse_settings)
-from lsp_server.logging_setup import LoggingSetup, redact, show_text
+from lsp_server.logging_setup import LoggingSetup, SharedRotatingFileHandler, redact, show_text
 from lsp_server.next_edit.settings import NextEditSettings
 from lsp_server.secrets import excluded_by
 from lsp_server.workspace.settings import ContextSettings
@@ -123,6 +124,37 @@ def test_log_file_is_redacted(tmp_path):
     text = path.read_text()
     assert "calling with" in text and "topsecretkey" not in text and "abcdef123456" not in text
     assert sent and "topsecretkey" not in sent[0].message
+    assert re.search(rf"\[{os.getpid()}\] INFO lsp_server.test: calling with", text)  # which editor's server wrote it
+
+
+def test_servers_sharing_the_log_file_rotate_it_once_and_keep_writing_to_it(tmp_path):
+    """Every editor window's `infill serve` logs to the same file (two handlers here, as two processes hold two)."""
+    path = tmp_path / "infill.log"
+
+    def handler() -> SharedRotatingFileHandler:
+        h = SharedRotatingFileHandler(path, maxBytes=1000, backupCount=2, encoding="utf-8")
+        h.setFormatter(logging.Formatter("%(message)s"))
+        return h
+
+    def write(h: logging.Handler, message: str) -> None:
+        h.emit(logging.makeLogRecord({"msg": message, "levelno": logging.INFO}))
+
+    first, second = handler(), handler()
+    try:
+        for i in range(9):  # 9 × 2 lines of 51 bytes: 918 bytes, just under the limit
+            write(first, f"first {i} " + "x" * 42)
+            write(second, f"second {i} " + "x" * 41)
+        write(first, "first rotates " + "x" * 80)  # over the limit: the file is rotated
+        write(second, "second after the rotation")
+        write(first, "first after the rotation")
+        assert path.read_text().splitlines() == ["first rotates " + "x" * 80, "second after the rotation",
+                                                 "first after the rotation"]
+        older = Path(f"{path}.1").read_text().splitlines()
+        assert len(older) == 18 and older[-1].startswith("second 8")  # rotated once, by one of them
+        assert not Path(f"{path}.2").exists()
+    finally:
+        first.close()
+        second.close()
 
 
 def test_engine_table_is_accepted_like_the_readme_shows():
