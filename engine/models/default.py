@@ -53,6 +53,7 @@ def default_model_path(cache_dir: Path, on_status: StatusCallback | None = None)
     package = _package()
     target = cache_dir / DEFAULT_DIR / package.MODEL_NAME
     expected = package.EXPECTED_SHA256
+    _remove_stale_partials(target)
     if _already_verified(target, expected):
         return target
     if on_status is not None:
@@ -73,6 +74,29 @@ def default_model_path(cache_dir: Path, on_status: StatusCallback | None = None)
     partial.replace(target)
     _sidecar(target).write_text(json.dumps(_stamp(target, expected)), encoding="utf-8")
     return target
+
+
+def _remove_stale_partials(target: Path) -> None:
+    """Delete the partial files of assemblies whose process is gone (killed, or its machine crashed, while it
+    assembled): nothing else ever removes them, and each is as large as the model. A live process's partial file is
+    another editor assembling right now, and is left alone."""
+    if os.name != "posix":  # os.kill(pid, 0) terminates the process on Windows
+        return
+    for partial in target.parent.glob(f"{target.name}.*.partial"):
+        pid = partial.name[len(target.name) + 1:-len(".partial")]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                partial.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): it exists
+        return True
+    return True
 
 
 def _assembly_error(exc: BaseException, expected: str) -> BaseException:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,6 +45,26 @@ def test_default_model_is_assembled_once_and_verified(default_cache) -> None:
     assert digest == gemma.EXPECTED_SHA256
     assert resolved.info is not None and resolved.info.architecture == "gemma3"
     assert not list((cache / "_default").glob("*.partial"))
+
+
+def test_partial_files_of_a_killed_assembly_are_removed(default_cache) -> None:
+    """An editor killed while it assembled the default model left its <name>.<pid>.partial (the model's size) for
+    good; another editor assembling at this moment keeps its own."""
+    cache, _ = default_cache
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    directory = cache / "_default"
+    dead = directory / f"{gemma.MODEL_NAME}.{gone.pid}.partial"
+    live = directory / f"{gemma.MODEL_NAME}.{os.getppid()}.partial"
+    for path in (dead, live):
+        path.write_bytes(b"GGUF" + b"\0" * 1000)
+    try:
+        events: list[StatusEvent] = []
+        resolve_model(ModelConfig(), EngineConfig(model_cache_dir=str(cache)), on_status=events.append)
+        assert not dead.exists() and live.exists()
+        assert events == []  # the verified model was used as it was
+    finally:
+        live.unlink(missing_ok=True)
 
 
 def test_default_model_without_fim_is_prefix_only_with_a_warning(default_cache, caplog) -> None:
