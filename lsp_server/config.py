@@ -168,6 +168,9 @@ def load_config_file(path: Path) -> dict[str, Any]:
             data = tomllib.load(fh)
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError as exc:  # a ValueError, not a TOMLDecodeError: it escaped, and the server's start with it
+        raise ConfigError(str(path), f"cannot read the config file: it is not UTF-8 text (byte "
+                                     f"0x{exc.object[exc.start]:02x} at offset {exc.start}); save it as UTF-8") from exc
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(str(path), f"cannot read the config file: {exc}") from exc
     # A file may hold the settings at the top level or under [infill].

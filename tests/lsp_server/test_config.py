@@ -83,6 +83,12 @@ def test_config_file(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_config_file(path)
     assert str(path) in str(info.value)
+    # saved in another encoding (a Latin-1 comment): UnicodeDecodeError escaped, and `infill serve` then skipped the
+    # client's initializationOptions and said nothing to the user
+    path.write_bytes("# caf\u00e9\nmax_tokens = 12\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text") as info:
+        load_config_file(path)
+    assert str(path) in str(info.value)
 
 
 @pytest.mark.parametrize("path,glob", [
