@@ -283,9 +283,22 @@ def transport_error(vendor: str, exc: httpx.HTTPError, settings: HttpSettings) -
         return BackendError(vendor, f"could not connect within {settings.connect_timeout:g} s (http.connect_timeout)")
     if isinstance(exc, httpx.TimeoutException):
         return BackendError(vendor, f"timed out: {type(exc).__name__}")
+    # str(exc), not exc: an exception is true even when its text is empty (httpx's resets often are), and the
+    # messages then ended in ": " with no word of what happened
+    what = str(exc) or type(exc).__name__
     if isinstance(exc, (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError)):
-        return Retryable(BackendError(vendor, f"connection failed or was reset: {exc or type(exc).__name__}"))
-    return BackendError(vendor, f"HTTP failure: {exc or type(exc).__name__}")
+        return Retryable(BackendError(vendor, f"connection to {_server(exc)} failed or was reset: {what}"))
+    return BackendError(vendor, f"HTTP failure: {what}")
+
+
+def _server(exc: httpx.HTTPError) -> str:
+    """scheme://host:port of the failed request (no path or query, which may carry a key): with several servers
+    configured or running (one per editor window), which one did not answer."""
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised without a request
+        return "the server"
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
 
 
 def backoff_delay(attempt: int) -> float:

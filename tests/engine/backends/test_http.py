@@ -74,6 +74,18 @@ async def test_verify_tls_off_is_logged(caplog):
     assert "http.verify_tls" in caplog.text
 
 
+def test_a_reset_without_text_says_what_and_where():
+    """httpx raises resets with an empty message: the error ended in "connection failed or was reset: " before."""
+    request = httpx.Request("POST", "https://llm.example.com:8443/v1/completions?key=secret")
+    failure = http.transport_error("openai", httpx.ReadError("", request=request), HttpSettings())
+    assert isinstance(failure, http.Retryable)
+    message = str(failure.error)
+    assert message.endswith("connection to https://llm.example.com:8443 failed or was reset: ReadError")
+    assert "secret" not in message and "/v1" not in message
+    assert str(http.transport_error("openai", httpx.ConnectError(""), HttpSettings()).error).endswith(
+        "connection to the server failed or was reset: ConnectError")
+
+
 def test_parse_retry_after():
     assert http.parse_retry_after("3") == 3.0
     assert http.parse_retry_after("0.5") == 0.5
@@ -89,11 +101,12 @@ def _closed_port() -> int:
 
 
 async def test_connection_refused_is_retried_then_reported(sleeps):
-    cfg = ModelConfig(kind="openai/completion", api_endpoint=f"http://127.0.0.1:{_closed_port()}/v1", model="m",
+    port = _closed_port()
+    cfg = ModelConfig(kind="openai/completion", api_endpoint=f"http://127.0.0.1:{port}/v1", model="m",
                       http=HttpSettings(max_retries=1))
     stream = create_completion_stream(cfg)
     try:
-        with pytest.raises(BackendError, match="openai.*connection failed"):
+        with pytest.raises(BackendError, match=rf"openai.*connection to http://127\.0\.0\.1:{port} failed"):
             async for _ in stream.generate(Prompt("x", "x"), CompletionOptions()):
                 pass
     finally:
