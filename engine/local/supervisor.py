@@ -104,6 +104,11 @@ def is_bind_failure(lines: Sequence[str]) -> bool:
     return "couldn't bind" in text or "Address already in use" in text or "address already in use" in text
 
 
+#: A line of llama-server's own log at level I (info): a request served, a slot released. As the "last output" of a
+#: server that was killed it only misleads ("… stop processing: n_tokens = 23, truncated = 0" in the status bar).
+_ROUTINE = re.compile(r"^\s*\d+(?:\.\d+)+ I ")
+
+
 def diagnose(lines: Sequence[str], returncode: int | None, model_path: str | os.PathLike) -> str:
     """A plain-words reason for a failed llama-server, from its exit code and the last lines it printed."""
     text = "\n".join(lines)
@@ -130,7 +135,7 @@ def diagnose(lines: Sequence[str], returncode: int | None, model_path: str | os.
         return f"llama-server could not load the model file {model} (corrupt, or an architecture this build lacks)"
     if is_bind_failure(lines):
         return "llama-server could not listen on its port: another process took it (port in use)"
-    last = next((line for line in reversed(lines) if line.strip()), "")
+    last = next((line for line in reversed(lines) if line.strip() and not _ROUTINE.match(line)), "")
     how = f"was killed by signal {-returncode}" if returncode is not None and returncode < 0 \
         else f"exited with code {returncode}"
     return f"llama-server {how}" + (f"; last output: {last.strip()}" if last else "")

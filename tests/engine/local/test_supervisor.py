@@ -105,6 +105,14 @@ def test_diagnose_in_plain_words(lines, code, expected):
     assert expected in diagnose(lines, code, "/m.gguf")
 
 
+def test_the_last_output_named_is_not_a_routine_info_line():
+    served = ["0.21.586.529 I slot      release: id  0 | task 19 | stop processing: n_tokens = 23, truncated = 0"]
+    assert diagnose(served, -signal.SIGKILL, "/m.gguf") == "llama-server was killed by signal 9"
+    failed = ["0.00.010.000 E srv  operator(): cannot do that", *served]
+    assert diagnose(failed, 1, "/m.gguf") == ("llama-server exited with code 1; last output: "
+                                              "0.00.010.000 E srv  operator(): cannot do that")
+
+
 def test_health_check_noise_is_dropped():
     assert is_health_noise("srv  log_server_r: request: GET /health 127.0.0.1 200")
     assert not is_health_noise("srv  load_model: loading model '/m.gguf'")
