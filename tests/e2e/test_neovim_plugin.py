@@ -616,6 +616,30 @@ def test_dying_llama_server_shows_an_error_and_restart_recovers(nvim: Nvim, tmp_
     nvim.send("<Esc>")
 
 
+def test_buffers_of_several_projects_share_one_server(nvim_binary: str, llama_server: str, tmp_path: Path) -> None:
+    """Neovim starts a language server per root directory unless told otherwise, and every `infill serve` starts a
+    llama-server of its own: two projects and a loose file open in one Neovim loaded the model three times. One
+    server serves them all; each project's root is one of its workspace folders."""
+    projects = [tmp_path / "one", tmp_path / "two"]
+    for project in projects:
+        (project / ".git").mkdir(parents=True)
+    settings = {"completion": {"kind": "llama.cpp/infill", "api_endpoint": llama_server}, "context": YANKS_ONLY}
+    workdir = tmp_path / "editor"
+    workdir.mkdir()
+    with running_nvim(nvim_binary, workdir, SERVER_COMMAND, settings) as nvim:
+        open_file(nvim, projects[0] / "a.py", "x = 1\n")
+        open_file(nvim, projects[1] / "b.py", "y = 2\n")
+        open_file(nvim, tmp_path / "loose.py", "z = 3\n")
+        assert nvim.lua("#vim.lsp.get_clients({ name = 'infill' })") == 1
+        servers = [pid for pid, cmd in pids_with_env("XDG_STATE_HOME", str(workdir / "state"))
+                   if "lsp_server serve" in cmd]
+        assert len(servers) == 1, servers
+        folders = ("vim.lsp.get_clients({ name = 'infill' })[1]:request_sync('infill/context', {}, 5000)"
+                   ".result.folders")
+        nvim.wait_for(lambda: sorted(nvim.lua(folders) or []) == sorted(str(p) for p in projects), WAIT,
+                      "both projects among the server's workspace folders")
+
+
 def test_restart_after_a_server_crash_serves_every_buffer_again(scripted_nvim: Nvim, tmp_path: Path) -> None:
     """The server dies with two files open (Neovim detaches it from both); `:Infill restart` in one of them starts a
     server for both, not only for the current buffer (the other one would have stayed without completions until it

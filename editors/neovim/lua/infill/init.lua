@@ -36,6 +36,39 @@ local function as_object(tbl)
   return tbl
 end
 
+--- Adds `dir` to the client's workspace folders (and tells the server), unless it is one already.
+---@param client vim.lsp.Client
+---@param dir string
+local function add_workspace_folder(client, dir)
+  local uri = vim.uri_from_fname(dir)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    if folder.uri == uri then
+      return
+    end
+  end
+  local folder = { uri = uri, name = dir }
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, folder)
+  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { folder }, removed = {} } })
+end
+
+--- One server for every buffer of this Neovim, whichever project it belongs to. Neovim's default starts a server per
+--- root directory, and every `infill serve` starts a llama-server of its own: three projects open meant the model
+--- loaded three times (memory, cores, and seconds of "starting" for each new project). A buffer of another project
+--- adds its root to the server's workspace folders instead.
+---@param client vim.lsp.Client
+---@param cfg vim.lsp.ClientConfig
+---@return boolean
+local function reuse_client(client, cfg)
+  if client.name ~= cfg.name or client:is_stopped() or not vim.deep_equal(client.config.cmd, cfg.cmd) then
+    return false
+  end
+  if cfg.root_dir then
+    add_workspace_folder(client, cfg.root_dir)
+  end
+  return true
+end
+
 --- The `vim.lsp.Config` for the server, built from the resolved options. The default `infill` command is looked up
 --- on PATH, then in the checkout's .venv (lua/infill/server.lua); when neither has it the user is told where it looked.
 ---@param opts? infill.Options
@@ -52,6 +85,7 @@ function M.lsp_config(opts)
     cmd_env = opts.cmd_env,
     filetypes = opts.filetypes,
     root_markers = opts.root_markers,
+    reuse_client = reuse_client,
     -- initializationOptions, the `infill` section for workspace/configuration, and (sent by Neovim after
     -- initialize) workspace/didChangeConfiguration {settings = {infill = ...}} all carry the same settings.
     init_options = as_object(vim.deepcopy(opts.settings)),
@@ -323,7 +357,8 @@ function M.start(bufnr)
     vim.lsp.enable(NAME)
   end
   local root_dir = vim.fs.root(bufnr, (M.options or config.defaults).root_markers)
-  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { cmd = cmd, root_dir = root_dir }), { bufnr = bufnr })
+  return vim.lsp.start(vim.tbl_extend('force', vim.deepcopy(cfg), { cmd = cmd, root_dir = root_dir }),
+    { bufnr = bufnr, reuse_client = reuse_client })
 end
 
 --- `:Infill restart`: stops the servers and starts one again for every buffer they served (also when they died).
