@@ -122,9 +122,9 @@ class Engine:
                 from .local.server import start_local_server
 
                 self._local = await start_local_server(cfg, self.config, on_status=self._emit_server)
-                stream = self._local.completion_stream()
+                stream = self._local.completion_stream(cfg)
                 count_tokens = self._local.count_tokens
-                template = self._local.prompt_template()
+                template = self._local.prompt_template(cfg)
             elif is_chat_kind(cfg.kind):
                 from .backends import create_chat_stream
 

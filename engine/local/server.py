@@ -127,10 +127,10 @@ class LocalServer:
             log.warning("could not probe /infill (%s); using the GGUF metadata", exc)
             self.has_fim = self.model.has_fim
 
-    def completion_stream(self) -> LlamaCppCompletion:
+    def completion_stream(self, cfg: ModelConfig | None = None) -> LlamaCppCompletion:
         """`/infill` with the model's FIM tokens when it has them and no prompt template is configured, else
-        `/completion` with the templated prompt."""
-        use_infill = self.has_fim and not self._template_setting()
+        `/completion` with the templated prompt. `cfg`: the caller's configuration (see `_template_setting`)."""
+        use_infill = self.has_fim and not self._template_setting(cfg)
         return LocalCompletion(self, use_infill)
 
     def chat_stream(self) -> LlamaCppChat:
@@ -148,14 +148,18 @@ class LocalServer:
             self._tokenizer = LocalTokenizer(self)
         return await self._tokenizer.count_tokens(text)
 
-    def _template_setting(self) -> str | None:
-        return self.cfg.prompt_template or self.model.prompt_template
+    def _template_setting(self, cfg: ModelConfig | None) -> str | None:
+        """The template setting of `cfg`, the configuration of the engine asking, else of the one that started this
+        server. They differ: the server is shared by every engine with the same model file and server settings,
+        and a new engine for a changed `prompt_template` (started before the old one is closed) gets the old one's
+        server, whose `cfg` still held the old template (the change took no effect until a restart)."""
+        return (cfg or self.cfg).prompt_template or self.model.prompt_template
 
-    def prompt_template(self) -> PromptTemplate:
+    def prompt_template(self, cfg: ModelConfig | None = None) -> PromptTemplate:
         """The `engine.prompt.PromptTemplate` for this model: the `prompt_template` setting or the model
         directory's; with neither, the model's own FIM tokens through `/infill` (the template then only says "keep
         the suffix": llama-server adds the tokens); with no FIM tokens either, prefix-only with a warning."""
-        setting = self._template_setting()
+        setting = self._template_setting(cfg)
         if setting:
             return PromptTemplate.from_setting(setting)
         if self.has_fim:

@@ -92,13 +92,13 @@ class FakeLocalServer:
 
     failed_reason = None
 
-    def completion_stream(self):
+    def completion_stream(self, cfg=None):
         return FakeStream()
 
     async def count_tokens(self, text: str) -> int:
         return len(text)
 
-    def prompt_template(self) -> PromptTemplate:
+    def prompt_template(self, cfg=None) -> PromptTemplate:
         return PromptTemplate.from_setting(None)
 
     async def close(self) -> None:

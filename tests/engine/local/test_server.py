@@ -109,6 +109,29 @@ async def test_configured_template_wins_over_fim_tokens(llama_server_binary, tin
         await server.close()
 
 
+async def test_an_engine_for_a_changed_template_shares_the_server_with_its_own_template(llama_server_binary,
+                                                                                       tiny_model):
+    """A changed `prompt_template` makes a new engine (started before the old one is closed), which shares the old
+    one's llama-server (same model file and server settings): it took the template of the configuration that had
+    started the server, so the change did nothing until a restart."""
+    from engine.api import Engine
+
+    plain = local_config(tiny_model, llama_server_binary)
+    templated = dataclasses.replace(plain, prompt_template="<PRE> {prefix} <SUF>{suffix} <MID>")
+    old, new = Engine(EngineConfig(completion=plain)), Engine(EngineConfig(completion=templated))
+    try:
+        for engine in (old, new):
+            await engine.start()
+            await engine.wait_ready(60)
+        assert old._local is new._local  # one llama-server
+        assert old._generation.template.name == "model-fim-tokens" and old._generation.stream.path == "/infill"
+        assert new._generation.template.render("a", "b") == "<PRE> a <SUF>b <MID>"
+        assert new._generation.stream.path == "/completion"
+    finally:
+        await old.close()
+        await new.close()
+
+
 async def test_embedding_server(llama_server_binary, tiny_model):
     cfg = local_config(tiny_model, llama_server_binary, embedding=True)
     server = await start_local_server(cfg, EngineConfig(completion=cfg))
