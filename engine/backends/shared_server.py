@@ -47,7 +47,9 @@ log = logging.getLogger(__name__)
 POLL_S = 0.05
 #: No speculation for this long after the server answered 429 or 503.
 BACKOFF_S = 5.0
-#: Longest a look at the server may take; a slower answer counts as "busy" (the server is struggling).
+#: Longest a look at the server may take. A look that times out tells nothing, like a server that reports nothing
+#: ("blind": not gated): counting it as "busy" would hold every guess whenever this machine, not the server, is slow
+#: (a loaded laptop answering its own loopback GET late), and a server that hangs holds the user's requests as well.
 REPORT_TIMEOUT_S = 0.5
 #: A report this fresh is reused (several speculative requests deciding in the same moment).
 REPORT_TTL_S = 0.05
