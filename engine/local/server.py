@@ -207,8 +207,12 @@ async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
 
     existing = _SERVERS.get(key)
     if existing is not None and not existing._closed and existing.failed_reason is None:
-        existing._refs += 1
-        await existing.ready_url()
+        existing._refs += 1  # taken before the wait, so that the other holders' close() does not stop it meanwhile
+        try:
+            await existing.ready_url()
+        except BaseException:
+            await existing.close()  # not ready (it gave up) or the start was cancelled: the reference goes back
+            raise
         return existing
     pending = _STARTING.get(key)
     if pending is not None:

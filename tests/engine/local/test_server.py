@@ -251,3 +251,23 @@ async def test_requests_are_pinned_to_the_slot_holding_their_prompt(llama_server
     finally:
         await stream.close()
         await server.close()
+
+
+async def test_a_failed_wait_for_the_shared_server_gives_its_reference_back(llama_server_binary, tiny_model,
+                                                                            monkeypatch):
+    """A second user of the running server whose wait for it fails (it gave up restarting, or the wait was cancelled)
+    must not keep a reference: the first user's close() then stops llama-server (it ran until the process ended)."""
+    cfg = local_config(tiny_model, llama_server_binary)
+    server = await start_local_server(cfg, EngineConfig(completion=cfg))
+    pid = server.supervisor.pid
+
+    async def fails(timeout: float) -> str:
+        raise BackendUnavailable("llama-server", "gave up")
+
+    monkeypatch.setattr(server.supervisor, "wait_ready", fails)
+    with pytest.raises(BackendUnavailable):
+        await start_local_server(cfg, EngineConfig(completion=cfg))
+    monkeypatch.undo()
+    await server.close()
+    assert server._closed and server.supervisor.pid is None
+    assert wait_until_dead(pid)
