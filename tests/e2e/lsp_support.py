@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, AsyncIterator
 
 import httpx
 from lsprotocol import types
@@ -156,3 +157,38 @@ async def generating_slot(base_url: str, min_decoded: int, pending: asyncio.Futu
 def n_decoded(slot: dict[str, Any]) -> int:
     """Tokens the slot's running generation has produced so far, from its /slots entry (0 once it has ended)."""
     return int((slot.get("next_token") or [{}])[0].get("n_decoded", 0))
+
+
+@contextlib.asynccontextmanager
+async def recording_infill_session(client: LanguageClient, reply: str,
+                                   client_capabilities: types.ClientCapabilities | None = None
+                                   ) -> AsyncIterator[types.InitializeResult]:
+    """An initialized session whose model is a loopback llama.cpp `/infill` endpoint that streams `reply` and records
+    every request (`client.fake.requests`), so that a test reads the exact prefix and suffix the server built; no
+    prefetch, so every prompt is one the test asked for. Yields the initialize result."""
+    from tests.engine.backends.fake_server import FakeServer, Request, Responder, llama_server_rest
+    from tests.engine.backends.vendor_formats import SSE, llama_content, llama_end
+
+    async def llama(request: Request, responder: Responder) -> None:
+        """Just enough of llama-server: `/infill` streams the reply once; `/tokenize` counts a token a character."""
+        if request.path == "/infill":
+            await responder.start(content_type=SSE)
+            await responder.send(llama_content(reply) + llama_end())
+            await responder.end()
+        else:
+            await llama_server_rest(request, responder)
+
+    fake = FakeServer(llama)
+    url = await fake.start()
+    record_status(client)
+    options = remote_options(url, max_tokens=4, speculation={"prefetch": False})
+    options["completion"]["prompt_template"] = "{prefix}<fill>{suffix}"  # any template with a suffix: both are sent
+    result = await client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities or capabilities(["utf-16"]), initialization_options=options))
+    await wait_status(client, "ready")
+    client.fake = fake  # type: ignore[attr-defined]
+    try:
+        yield result
+    finally:
+        await client.shutdown_session()
+        await fake.close()

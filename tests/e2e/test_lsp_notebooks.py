@@ -9,10 +9,9 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.engine.backends.fake_server import FakeServer, Request, Responder, llama_server_rest
-from tests.engine.backends.vendor_formats import SSE, llama_content, llama_end
+from tests.engine.backends.fake_server import FakeServer
 
-from .lsp_support import capabilities, config, record_status, remote_options, wait_status
+from .lsp_support import capabilities, config, recording_infill_session
 
 NOTEBOOK = "file:///nb/analysis.ipynb"
 CODE, MARKUP = types.NotebookCellKind.Code, types.NotebookCellKind.Markup
@@ -22,34 +21,14 @@ def cell(n: int) -> str:
     return f"vscode-notebook-cell:/nb/analysis.ipynb#W{n}sZmlsZQ%3D%3D"
 
 
-async def _llama(request: Request, responder: Responder) -> None:
-    """Just enough of llama-server: `/infill` streams "head()" once; `/tokenize` counts one token per character."""
-    if request.path == "/infill":
-        await responder.start(content_type=SSE)
-        await responder.send(llama_content("head()") + llama_end())
-        await responder.end()
-    else:
-        await llama_server_rest(request, responder)
-
-
 @pytest_lsp.fixture(config=config())
 async def client(lsp_client: LanguageClient):
-    fake = FakeServer(_llama)
-    url = await fake.start()
-    record_status(lsp_client)
-    options = remote_options(url, max_tokens=4, speculation={"prefetch": False})
-    options["completion"]["prompt_template"] = "{prefix}<fill>{suffix}"  # any template with a suffix: both are sent
     client_capabilities = capabilities(["utf-16"])
     client_capabilities.notebook_document = types.NotebookDocumentClientCapabilities(
         synchronization=types.NotebookDocumentSyncClientCapabilities())
-    result = await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities, initialization_options=options))
-    await wait_status(lsp_client, "ready")
-    lsp_client.fake = fake  # type: ignore[attr-defined]
-    lsp_client.initialize_result = result  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-    await fake.close()
+    async with recording_infill_session(lsp_client, "head()", client_capabilities) as result:
+        lsp_client.initialize_result = result  # type: ignore[attr-defined]
+        yield
 
 
 def item(n: int, text: str, language: str = "python") -> types.TextDocumentItem:

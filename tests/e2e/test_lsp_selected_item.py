@@ -11,36 +11,15 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.engine.backends.fake_server import FakeServer, Request, Responder, llama_server_rest
-from tests.engine.backends.vendor_formats import SSE, llama_content, llama_end
+from tests.engine.backends.fake_server import FakeServer
 
-from .lsp_support import capabilities, config, record_status, remote_options, wait_status
-
-
-async def _llama(request: Request, responder: Responder) -> None:
-    """Just enough of llama-server: `/infill` streams "(1)" once; `/tokenize` counts one token per character."""
-    if request.path == "/infill":
-        await responder.start(content_type=SSE)
-        await responder.send(llama_content("(1)") + llama_end())
-        await responder.end()
-    else:
-        await llama_server_rest(request, responder)
+from .lsp_support import config, recording_infill_session
 
 
 @pytest_lsp.fixture(config=config())
 async def client(lsp_client: LanguageClient):
-    fake = FakeServer(_llama)
-    url = await fake.start()
-    record_status(lsp_client)
-    options = remote_options(url, max_tokens=4, speculation={"prefetch": False})
-    options["completion"]["prompt_template"] = "{prefix}<fill>{suffix}"  # any template with a suffix: both are sent
-    await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=capabilities(["utf-16"]), initialization_options=options))
-    await wait_status(lsp_client, "ready")
-    lsp_client.fake = fake  # type: ignore[attr-defined]
-    yield
-    await lsp_client.shutdown_session()
-    await fake.close()
+    async with recording_infill_session(lsp_client, "(1)"):
+        yield
 
 
 def _open(client: LanguageClient, uri: str, text: str) -> None:
