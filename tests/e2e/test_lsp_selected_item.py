@@ -13,18 +13,13 @@ from pytest_lsp import LanguageClient
 
 from tests.engine.backends.fake_server import FakeServer
 
-from .lsp_support import config, recording_infill_session
+from .lsp_support import config, open_doc, recording_infill_session
 
 
 @pytest_lsp.fixture(config=config())
 async def client(lsp_client: LanguageClient):
     async with recording_infill_session(lsp_client, "(1)"):
         yield
-
-
-def _open(client: LanguageClient, uri: str, text: str) -> None:
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
 
 
 def _range(a: tuple[int, int], b: tuple[int, int]) -> types.Range:
@@ -49,8 +44,7 @@ async def _ask(client: LanguageClient, uri: str, cursor: tuple[int, int], select
 
 
 async def test_the_ghost_text_extends_the_selected_item_and_replaces_its_range(client: LanguageClient):
-    uri = "file:///sel/a.py"
-    _open(client, uri, "import os\nx = os.pa\nprint(x)\n")
+    uri = open_doc(client, "import os\nx = os.pa\nprint(x)\n")
     word = _range((1, 7), (1, 9))  # `pa`, which the selected `path` replaces
     result, prompt = await _ask(client, uri, (1, 9), (word, "path"))
     assert prompt == ("import os\nx = os.path", "\nprint(x)\n")  # completed as if the item were in
@@ -64,8 +58,7 @@ async def test_the_ghost_text_extends_the_selected_item_and_replaces_its_range(c
 async def test_a_range_past_the_cursor_and_utf16_columns(client: LanguageClient):
     """Replace mode (the item replaces the whole word, also after the cursor), with a character of two UTF-16 units
     before it: the answer's range is the request's, in the client's units."""
-    uri = "file:///sel/b.py"
-    _open(client, uri, "s = '😀'; t = s.upp_x\n")
+    uri = open_doc(client, "s = '😀'; t = s.upp_x\n")
     word = _range((0, 16), (0, 21))  # `upp_x` (the emoji is two UTF-16 units), the cursor after `upp`
     result, prompt = await _ask(client, uri, (0, 19), (word, "upper"))
     assert prompt == ("s = '😀'; t = s.upper", "\n")
@@ -75,8 +68,7 @@ async def test_a_range_past_the_cursor_and_utf16_columns(client: LanguageClient)
 async def test_a_range_without_the_cursor_is_ignored(client: LanguageClient):
     """A range that cannot be the selected item's (it does not hold the cursor) is answered at the cursor, not
     refused: the editor then just does not show it while its widget is open."""
-    uri = "file:///sel/c.py"
-    _open(client, uri, "x = os.pa\n")
+    uri = open_doc(client, "x = os.pa\n")
     result, prompt = await _ask(client, uri, (0, 9), (_range((0, 0), (0, 3)), "y ="))
     assert prompt == ("x = os.pa", "\n")
     assert [(i.insert_text, i.range) for i in result.items] == [("(1)", _range((0, 9), (0, 9)))]
