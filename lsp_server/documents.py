@@ -17,7 +17,8 @@ from __future__ import annotations
 import bisect
 import re
 from array import array
-from itertools import accumulate
+from itertools import accumulate, count, repeat
+from operator import add
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 UTF8 = "utf-8"
@@ -86,13 +87,38 @@ def index_to_column(line: str, index: int, encoding: str) -> int:
 
 
 def _line_ends(chunk: str) -> array:
-    """Offsets just after each line break of `chunk`."""
+    """Offsets just after each line break of `chunk`, computed in C loops (split, map, accumulate): a Python loop
+    over the lines cost about 0.2 µs a line, and an edit redid it for its whole chunk."""
     if "\r" not in chunk:
         if "\n" not in chunk:
             return array("I")
-        ends = array("I", accumulate(len(part) + 1 for part in chunk.split("\n")[:-1]))
-        return ends
-    return array("I", (m.end() for m in _BREAK.finditer(chunk)))
+        return array("I", map(add, accumulate(map(len, chunk.split("\n")[:-1])), count(1)))
+    breaks = _BREAK.findall(chunk)
+    if not breaks:
+        return array("I")
+    return array("I", accumulate(map(add, map(len, _BREAK.split(chunk)), map(len, breaks))))
+
+
+def _edited_line_ends(chunk: str, ends: array, start: int, end: int, new: str) -> array:
+    """`_line_ends(new)` where `new` is `chunk` with `chunk[start:end]` replaced, from the chunk's `ends`: only the
+    lines the edit touches are scanned, the breaks before it are kept and those after it shifted (a C loop). A
+    didChange of 10,000 one-line edits scanned its chunk 10,000 times, thousands of lines each time.
+
+    A break that ends before `start` reads only characters before it, so it stays. One that ends at or past
+    `end + 3` begins at `end + 1` or later (a break is one or two characters), after a character the edit kept, so
+    it stays too, moved by the edit's length change; the text between is scanned again."""
+    delta = len(new) - len(chunk)
+    first = bisect.bisect_left(ends, start)
+    last = bisect.bisect_left(ends, end + 3)
+    scan_from = ends[first - 1] if first else 0
+    if last < len(ends):
+        after = ends[last]
+        scan_to = after - (2 if chunk.startswith("\r\n", after - 2) else 1) + delta
+    else:
+        scan_to = len(new)
+    middle = _line_ends(new[scan_from:scan_to])
+    return (ends[:first] + array("I", map(add, middle, repeat(scan_from)))
+            + array("I", map(add, ends[last:], repeat(delta))))
 
 
 def _split(text: str, size: int) -> list[str]:
@@ -271,7 +297,10 @@ class Document:
         pieces = _split(new, self._size) if len(new) > 2 * self._size else [new]
         if not new and (lo > 0 or hi < len(chunks)):
             pieces = []  # the edit emptied these chunks and others remain
-        piece_ends = [_line_ends(piece) for piece in pieces]
+        if pieces == [new] and lo == start[0] == end[0] and hi == lo + 1:
+            piece_ends = [_edited_line_ends(chunks[lo], self._ends[lo], start[1], end[1], new)]
+        else:
+            piece_ends = [_line_ends(piece) for piece in pieces]
         old_counts = [len(ends) for ends in self._ends[lo:hi]]
         new_counts = [len(ends) for ends in piece_ends]
         if new_counts != old_counts:  # typing within a line keeps the line sums as they are

@@ -1,9 +1,13 @@
 """Positions ⇄ offsets under LSP's rules: three encodings, CRLF/CR/LF, non-BMP characters, clamping."""
 
+import random
+import re
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lsp_server.documents import UTF8, UTF16, UTF32, Document, DocumentStore, line_starts, normalize_uri
+from lsp_server.documents import (UTF8, UTF16, UTF32, Document, DocumentStore, _line_ends, line_starts,
+                                  normalize_uri)
 
 
 def test_line_starts_counts_crlf_once_and_lone_cr():
@@ -203,6 +207,7 @@ def test_random_edits_match_a_reference_model(source, encoding, chunk_chars, dat
             doc.apply_change(text, (*a, *b), encoding)
             reference = reference[:sa] + text + reference[sb:]
         assert doc.text == reference
+        assert [list(ends) for ends in doc._ends] == [list(_line_ends(chunk)) for chunk in doc._chunks]
         starts = _ref_starts(reference)
         assert doc.line_count == len(starts) and doc.char_count == len(reference)
         assert [doc.line(n) for n in range(len(starts))] == [_ref_line(reference, n) for n in range(len(starts))]
@@ -241,3 +246,34 @@ def test_a_cr_lf_pair_across_chunk_borders_is_one_break(source, change, expected
         assert doc.line_count == len(_ref_starts(expected))
         assert [doc.line(n) for n in range(doc.line_count)] == [_ref_line(expected, n)
                                                                  for n in range(doc.line_count)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pieces, max_size=40).map("".join))
+def test_line_ends_match_the_break_rules(chunk):
+    assert list(_line_ends(chunk)) == _ref_starts(chunk)[1:]
+
+
+def test_ten_thousand_changes_in_one_notification_leave_the_right_text():
+    """One didChange may carry thousands of changes (a client's batched typing, a macro); each is applied to the
+    text the previous one left, and each rescans only the lines it touches (fast: no timing asserted here)."""
+    rng = random.Random(7)
+    source = "".join(f"line {n} = {n * 3}\r\n" if n % 5 == 0 else f"line {n} = {n}\n" for n in range(600))
+    doc, reference = Document("file:///t", source, chunk_chars=512), source
+    for k in range(10_000):
+        starts = [0, *(m.end() for m in re.finditer(r"\r\n|\r|\n", reference)), len(reference) + 1]
+        line = rng.randrange(len(starts) - 1)
+        end_line = min(line + rng.choice([0, 0, 0, 1]), len(starts) - 2)
+        column, end_column = rng.randrange(30), rng.randrange(12)
+        text = rng.choice(["a", "b\n", "", "", "\r\n", "é", "\r", "\n", "xyz"])  # BMP: UTF-16 units = characters
+
+        # a column past the line's end clamps before its break (a line holds no break but its last)
+        a, b = sorted(starts[n] + min(col, len(reference[starts[n]:starts[n + 1]].rstrip("\r\n")))
+                      for n, col in ((line, column), (end_line, end_column)))
+        doc.apply_change(text, (line, column, end_line, end_column), UTF16)
+        reference = reference[:a] + text + reference[b:]
+        if k % 500 == 0:
+            assert doc.text == reference
+    assert doc.text == reference
+    assert doc.line_count == len(_ref_starts(reference))
+    assert [list(ends) for ends in doc._ends] == [list(_line_ends(chunk)) for chunk in doc._chunks]
