@@ -1,7 +1,8 @@
 """Keystroke cost against file size: one incremental one-character `didChange` plus an automatic inline request,
 through the real server over stdio, in documents of 5 KB, 0.3 MB and 2 MB and in a minified file of one 5 MB line
-(`--minified`); and the server's memory with ten 2 MB documents open. Targets (issue 18): median at 2 MB ≤ 1.5 × the
-5 KB figure and ≤ 5 ms; RSS ≤ 150 MB.
+(`--minified`: ASCII, non-ASCII and with emoji); the server's CPU for one `didChange` of 10,000 changes
+(`--batch-changes`); and the server's memory with ten 2 MB documents open. Targets (issue 18): median at 2 MB ≤ 1.5 ×
+the 5 KB figure and ≤ 5 ms; RSS ≤ 150 MB.
 
 The model is an in-process loopback llama.cpp `/infill` endpoint that answers at once with a fixed suggestion, so
 the figures are the server's own cost. The cursor sits on a new line in the middle of the document; each keystroke
@@ -10,7 +11,7 @@ in every len(suggestion) goes to the loopback model (reported apart: in a big fi
 the prompt budget, which a small file does not need).
 
 Run: python3 -m bench.latency.keystroke_cost [--keystrokes 120] [--sizes 5000,300000,2000000] [--minified 5000000]
-[--server-root PATH]
+[--minified-variants ascii,bmp,astral] [--batch-changes 10000] [--server-root PATH]
 `--server-root` runs the server from another checkout (e.g. /work/main) for a before/after comparison.
 Prints a table and writes bench/results/keystroke_cost.json (note the load average it records: a busy machine
 inflates every figure)."""
@@ -24,6 +25,8 @@ import os
 import time
 from pathlib import Path
 from typing import Any
+
+from lsprotocol import types
 
 from ..common import lsp_support
 from ..common.lsp_support import lsp_server, summary, write_results
@@ -58,12 +61,18 @@ def document(size: int) -> tuple[str, int]:
     return head + "\n    return result\n\n\n" + tail, head.count("\n")
 
 
-def minified(size: int) -> tuple[str, int]:
+#: The repeated statement of each minified variant: ASCII only; non-ASCII of the Basic Multilingual Plane (one UTF-16
+#: unit each, as in a bundle's translated strings); and with an emoji (two UTF-16 units: columns ≠ characters).
+MINIFIED_UNITS = {"ascii": "var a=1;", "bmp": 'var é="中";', "astral": 'var a="😀";'}
+
+
+def minified(size: int, variant: str = "ascii") -> tuple[str, int]:
     """One line of about `size` characters (a minified bundle) with `LINE` in its middle; returns the text and the
-    cursor's column."""
-    half = "var a=1;" * (size // 16)
+    cursor's column in UTF-16 units."""
+    unit = MINIFIED_UNITS[variant]
+    half = unit * (size // (2 * len(unit)))
     head = half + LINE
-    return head + half + "\n", len(head)
+    return head + half + "\n", len(head.encode("utf-16-le")) // 2
 
 
 async def start_loopback() -> tuple[asyncio.AbstractServer, str, dict[str, int]]:
@@ -140,16 +149,17 @@ async def synced(lsp: lsp_support.Lsp) -> dict[str, Any]:
     return stats if isinstance(stats, dict) else stats._asdict()
 
 
-async def measure_size(base_url: str, size: int, keystrokes: int, one_line: bool = False) -> dict[str, Any]:
-    """`one_line`: the minified file (one line of `size` characters) instead of the Python source."""
+async def measure_size(base_url: str, size: int, keystrokes: int, one_line: str = "") -> dict[str, Any]:
+    """`one_line`: the minified file (one line of `size` characters, this variant of MINIFIED_UNITS) instead of the
+    Python source."""
     if one_line:
-        text, column = minified(size)
+        text, column = minified(size, one_line)
         line = 0
     else:
         text, line = document(size)
         column = len(LINE)
     async with lsp_server(options(base_url)) as lsp:
-        uri = f"file:///bench/keystroke_{'minified_' if one_line else ''}{size}.py"
+        uri = f"file:///bench/keystroke_{f'minified_{one_line}_' if one_line else ''}{size}.py"
         rss_before = lsp.rss_kb() / 1024
         started = time.perf_counter()
         lsp.open(uri, text)
@@ -160,12 +170,32 @@ async def measure_size(base_url: str, size: int, keystrokes: int, one_line: bool
         stats = await synced(lsp)
         cpu = (cpu_ms(lsp.pid) - cpu_before) / (keystrokes + 1)
         handler = [ms for source, ms in stats["timings"]][1:]
-        return {"chars": len(text), "lines": text.count("\n") + 1, "open_ms": round(open_ms, 1),
+        return {"variant": one_line or "python", "chars": len(text), "lines": text.count("\n") + 1,
+                "open_ms": round(open_ms, 1),
                 "rss_mb_before_open": round(rss_before, 1), "rss_mb": round(lsp.rss_kb() / 1024, 1),
                 "round_trip_ms": summary(times["typing-through"] + times["model"]),
                 "typing_through_ms": summary(times["typing-through"]),
                 "model_ms": summary(times["model"]) if times["model"] else None,
                 "server_handler_ms": summary(handler), "server_cpu_ms_per_keystroke": round(cpu, 3)}
+
+
+async def measure_batch(base_url: str, changes: int) -> dict[str, Any]:
+    """One `didChange` carrying `changes` incremental changes (each a new line typed below the last, as a client
+    batching keystrokes or a macro sends them) in a 6 KB document: the server's CPU for the whole notification."""
+    async with lsp_server(options(base_url)) as lsp:
+        uri = "file:///bench/batch.py"
+        lsp.open(uri, "x = 1\n" * 1000)
+        await synced(lsp)
+        edits = [types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=500 + k, character=0),
+                              end=types.Position(line=500 + k, character=0)), text="b\n") for k in range(changes)]
+        cpu_before = cpu_ms(lsp.pid)
+        lsp.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2), content_changes=edits))
+        await synced(lsp)
+        cpu = cpu_ms(lsp.pid) - cpu_before
+        return {"changes": changes, "server_cpu_ms": round(cpu, 1),
+                "server_cpu_us_per_change": round(cpu * 1000 / changes, 1)}
 
 
 async def measure_memory(base_url: str, size: int, documents: int) -> dict[str, Any]:
@@ -198,7 +228,10 @@ async def main(args: argparse.Namespace) -> None:
         for size in args.sizes:
             results["sizes"][str(size)] = await measure_size(base_url, size, args.keystrokes)
         if args.minified:
-            results["minified"] = await measure_size(base_url, args.minified, args.keystrokes, one_line=True)
+            results["minified"] = {variant: await measure_size(base_url, args.minified, args.keystrokes, variant)
+                                   for variant in args.minified_variants}
+        if args.batch_changes:
+            results["batch"] = await measure_batch(base_url, args.batch_changes)
         if args.memory_documents:
             results["memory"] = await measure_memory(base_url, max(args.sizes), args.memory_documents)
     finally:
@@ -218,16 +251,21 @@ async def main(args: argparse.Namespace) -> None:
 
     print(f"keystroke = 1-char didChange + automatic inline request, {args.keystrokes} per size "
           f"(server: {results['server_root']})")
-    print(f"{'document':>22} | {'round trip median':>17} | {'p90':>7} | {'typing-through med':>18} | "
+    print(f"{'document':>29} | {'round trip median':>17} | {'p90':>7} | {'typing-through med':>18} | "
           f"{'model med':>9} | {'handler med':>11} | {'server CPU':>10} | {'open':>8} | {'RSS':>8}")
-    for row in [*sizes.values(), *([results["minified"]] if "minified" in results else [])]:
+    for row in [*sizes.values(), *results.get("minified", {}).values()]:
         model = f"{row['model_ms']['median']:.2f}" if row["model_ms"] else "-"
-        print(f"{row['chars'] / 1e6:>8.3f} MB {row['lines']:>7} ln | {row['round_trip_ms']['median']:>14.2f} ms | "
+        print(f"{row['variant']:>6} {row['chars'] / 1e6:>8.3f} MB {row['lines']:>7} ln | "
+              f"{row['round_trip_ms']['median']:>14.2f} ms | "
               f"{row['round_trip_ms']['p90']:>7.2f} | {row['typing_through_ms']['median']:>18.2f} | {model:>9} | "
               f"{row['server_handler_ms']['median']:>11.3f} | {row['server_cpu_ms_per_keystroke']:>7.2f} ms | "
               f"{row['open_ms']:>5.0f} ms | {row['rss_mb']:>5.1f} MB")
     print(f"2 MB / 5 KB median round trip: {ratio:.2f} (target ≤ 1.5), server CPU per keystroke: {cpu_ratio:.2f}; "
           f"2 MB median {big['round_trip_ms']['median']:.2f} ms (target ≤ 5 ms)")
+    if "batch" in results:
+        b = results["batch"]
+        print(f"one didChange with {b['changes']} changes: server CPU {b['server_cpu_ms']:.0f} ms "
+              f"({b['server_cpu_us_per_change']:.0f} µs a change)")
     if "memory" in results:
         m = results["memory"]
         print(f"RSS with {m['documents']} documents of {m['chars_each'] / 1e6:.1f} MB open: {m['rss_mb']:.1f} MB "
@@ -245,6 +283,10 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[5000, 300000, 2000000])
     parser.add_argument("--minified", type=int, default=5_000_000,
                         help="characters of the one-line (minified) file; 0 leaves it out")
+    parser.add_argument("--minified-variants", type=lambda s: s.split(","), default=list(MINIFIED_UNITS),
+                        help=f"which minified files, comma-separated, of {','.join(MINIFIED_UNITS)}")
+    parser.add_argument("--batch-changes", type=int, default=10_000,
+                        help="changes in one didChange (a new line each, a 6 KB document); 0 leaves it out")
     parser.add_argument("--memory-documents", type=int, default=10, help="documents of the largest size kept open")
     parser.add_argument("--server-root", help="run the server from this checkout instead of this one")
     asyncio.run(main(parser.parse_args()))
