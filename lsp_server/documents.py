@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 from array import array
 from itertools import accumulate, count, repeat
 from operator import add
@@ -32,7 +33,6 @@ CHUNK_CHARS = 4096
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def line_starts(text: str) -> list[int]:
@@ -50,36 +50,75 @@ def code_units(ch: str, encoding: str) -> int:
     return 1
 
 
+def _compact_head() -> int | None:
+    """The fixed part of `sys.getsizeof` of a compact non-ASCII string, or None when sizes do not follow CPython's
+    layout (PEP 393: one, two or four bytes a character, the narrowest that holds the string's widest character)."""
+    try:
+        head = sys.getsizeof("\xe9") - 2
+        samples = {1: "\xe9" * 7, 2: "\u4e2d" * 7, 4: "\U0001f600" * 7}
+        if all(sys.getsizeof(text) == head + width * 8 for width, text in samples.items()):
+            return head
+    except TypeError:
+        pass
+    return None
+
+
+_COMPACT_HEAD = _compact_head()
+_PAIR_STARTS = bytes(range(0xD8, 0xDC))
+
+
+def _within_bmp(text: str) -> bool:
+    """Whether no character of `text` lies beyond the Basic Multilingual Plane (each is one UTF-16 unit), in O(1):
+    CPython stores a string one or two bytes a character when it can, and `sys.getsizeof` tells which. False when
+    unsure (a string of four bytes a character holds an astral character; the caller then counts)."""
+    if text.isascii():
+        return True
+    return _COMPACT_HEAD is not None and sys.getsizeof(text) - _COMPACT_HEAD <= 2 * (len(text) + 1)
+
+
 def column_to_index(line: str, column: int, encoding: str) -> int:
     """Code-point index in `line` (no line break) for a column in code units; past the end clamps to the end.
 
-    A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) rounds down. O(line)
-    in C for the common cases (ASCII, BMP-only utf-16, utf-8 without lone surrogates), Python work only per
-    astral character."""
+    A column that falls inside a character (half a surrogate pair, part of a UTF-8 sequence) rounds down. `line`
+    may be cut after its first `column` characters (the index is never larger). Constant time for ASCII and for
+    utf-16 without astral characters (the string's width says so); otherwise O(column) in C (`encode`, `translate`).
+    A regular expression looking for astral characters scanned a 5 MB minified line of non-ASCII text on every
+    keystroke (7 ms, 6 times), and made a match object for each emoji in it."""
     column = max(0, column)
     if encoding == UTF32 or line.isascii():  # isascii() reads a flag of the string: O(1) in a 5 MB minified line
         return min(column, len(line))
+    head = line[:column]  # a character takes a unit at least: the first `column` units lie in here
     if encoding == UTF16:
-        index, astral = column, 0  # astral: characters before `index` that take two units
-        for match in _ASTRAL.finditer(line, 0, column):  # each takes a unit at least: none lies past `column`
-            start = match.start() + astral  # unit column where this character begins
-            if column <= start:
-                break  # (column == start + 1, inside the pair, gives match.start() below: rounded down)
-            astral += 1
-        return min(column - astral, len(line))
-    if not _SURROGATE.search(line):
-        return len(line.encode("utf-8")[:column].decode("utf-8", "ignore"))
-    units = 0
-    for index, ch in enumerate(line):
+        if _within_bmp(line):
+            return len(head)
+        try:
+            units = head.encode("utf-16-le")[:2 * column]  # the first `column` units (fewer at the line's end)
+        except UnicodeEncodeError:  # a lone surrogate, which would read as half a pair: count the astral ones
+            astral = 0
+            for match in _ASTRAL.finditer(head):  # each takes a unit at least: none lies past `column`
+                if column <= match.start() + astral:
+                    break
+                astral += 1
+            return min(column - astral, len(head))
+        # Each astral character is a pair whose first unit's high byte is 0xD8-0xDB; the characters in these units
+        # are the units less those first halves (a pair the column cuts counts as none: rounded down).
+        return len(units[1::2].translate(None, _PAIR_STARTS))
+    try:
+        return len(head.encode("utf-8")[:column].decode("utf-8", "ignore"))
+    except UnicodeEncodeError:  # a lone surrogate
+        pass
+    # utf-8 with lone surrogates, which it does not encode: count one character at a time.
+    counted = 0
+    for index, ch in enumerate(head):
         width = code_units(ch, encoding)
-        if units + width > column:
+        if counted + width > column:
             return index
-        units += width
-    return len(line)
+        counted += width
+    return len(head)
 
 
 def index_to_column(line: str, index: int, encoding: str) -> int:
-    if encoding == UTF32 or line.isascii():
+    if encoding == UTF32 or line.isascii() or (encoding == UTF16 and _within_bmp(line)):
         return index
     if encoding == UTF16:
         return len(line[:index].encode("utf-16-le", "surrogatepass")) // 2
@@ -210,7 +249,9 @@ class Document:
         if line >= self.line_count:
             return len(self._chunks) - 1, len(self._chunks[-1])
         i, start, end = self._line_span(line)
-        return i, start + column_to_index(self._chunks[i][start:end], character, encoding)
+        # The index is at most the column: only that much of the line is read (not all of a 5 MB minified line).
+        return i, start + column_to_index(self._chunks[i][start:min(end, start + max(0, character))], character,
+                                          encoding)
 
     # --- reading -----------------------------------------------------------------------------------------------
 
@@ -247,7 +288,8 @@ class Document:
         j = bisect.bisect_right(ends, local)  # lines of this chunk that end at or before the offset
         line = self._lines_before()[i] + j
         _, start, end = self._line_span(line)
-        return line, index_to_column(self._chunks[i][start:end], min(local, end) - start, encoding)
+        stop = min(local, end)
+        return line, index_to_column(self._chunks[i][start:stop], stop - start, encoding)
 
     def text_range(self, start: int, end: int) -> str:
         """The text between two code-point offsets, in O(end - start) plus a search of the chunk list."""
