@@ -16,8 +16,10 @@ an unexpected one a log line with its traceback, and the answer never carries a 
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
+import re
 import threading
 import typing
 from collections import abc
@@ -26,6 +28,7 @@ from typing import Any, Awaitable, Protocol, Union, cast
 
 import cattrs
 from cattrs.cols import list_structure_factory
+from cattrs.v import format_exception
 from lsprotocol import types
 from pygls.exceptions import (JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams, JsonRpcInvalidRequest,
                               JsonRpcMethodNotFound, JsonRpcParseError, JsonRpcRequestCancelled,
@@ -67,8 +70,30 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 def _describe(exc: BaseException) -> str:
     """What did not fit, with its path (`required field missing @ $.params.context`), from cattrs' errors."""
     if isinstance(exc, (cattrs.errors.ClassValidationError, cattrs.errors.IterableValidationError)):
-        return "; ".join(cattrs.transform_error(exc))
+        return "; ".join(_json_names(line) for line in cattrs.transform_error(exc, format_exception=_format_exception))
     return _first_line(exc)
+
+
+_CAMEL = re.compile(r"_([a-z])")
+
+
+def _json_names(line: str) -> str:
+    """cattrs names a field by its attribute (`$.context.trigger_kind`); the client wrote `triggerKind`, LSP's
+    camelCase (lsprotocol's attribute names are it in snake case, `from_` for the keyword `from`). Keys in
+    brackets are the client's own and stay."""
+    message, at, path = line.rpartition(" @ ")
+    if not at:
+        return line
+    return message + at + re.sub(r"\.(\w+)", lambda m: "." + _CAMEL.sub(lambda c: c.group(1).upper(),
+                                                                       m.group(1)).rstrip("_"), path)
+
+
+def _format_exception(exc: BaseException, tp: Any) -> str:
+    """cattrs' wording, except for the refusals of the hooks below, which say what was expected and what came
+    (cattrs said `invalid value for type, expected InlineCompletionTriggerKind` for `true`)."""
+    if isinstance(exc, ValueError) and str(exc).startswith("expected "):
+        return str(exc)
+    return format_exception(exc, tp)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -109,6 +134,26 @@ def _list_of(tp: Any, converter: cattrs.BaseConverter) -> Any:
     return structure
 
 
+def _int_enums() -> list[type]:
+    return [tp for tp in vars(types).values()
+            if isinstance(tp, type) and issubclass(tp, enum.Enum) and issubclass(tp, int)]
+
+
+def _int_enum(tp: Any) -> Any:
+    """An integer enumeration's hook (trigger kinds, kinds in capability value sets). They are `int` subclasses, so
+    the hook of `int` took them: 2.0 was a trigger kind, and the member never came back (a plain int). The value
+    must be a JSON integer (not true, not 2.0: a client never sends an enumeration value as those); one that is no
+    member passes as the integer, as a value set of a newer client lists kinds this version does not know."""
+    values = "/".join(str(member.value) for member in tp)
+
+    def structure(value: Any, _: type) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"expected an integer ({tp.__name__}: {values}), got {value!r:.50}")
+        return tp._value2member_map_.get(value, value)
+
+    return structure
+
+
 def _is_list(tp: Any) -> bool:
     return typing.get_origin(tp) in (list, abc.Sequence, abc.MutableSequence)
 
@@ -127,6 +172,8 @@ def strict_converter() -> cattrs.Converter:
     converter.register_structure_hook(bool, lambda value, _: bool(value))
     converter.register_structure_hook(Union[int, str], _integer_or_string)
     converter.register_structure_hook_factory(_is_list, _list_of)
+    for tp in _int_enums():  # each its own hook: a hook for a class wins over the one for its base, `int`
+        converter.register_structure_hook(tp, _int_enum(tp))
     return converter
 
 

@@ -175,6 +175,22 @@ async def test_values_of_the_wrong_json_type_are_refused_not_converted(session: 
     assert "Traceback" not in session.server.log_text()
 
 
+async def test_an_enumeration_value_that_is_no_json_integer_is_refused_naming_the_field(session: Session):
+    """`"triggerKind": 2.0` was served as an automatic request (the hook of `int` took the enumeration, an int
+    subclass) and `true` was refused as `invalid value for type` at `trigger_kind`, a name the client never wrote."""
+    uri = session.open("x = 1\n")
+    for kind in [True, 2.0, "1"]:
+        answer = await session.ask("textDocument/inlineCompletion", {"textDocument": {"uri": uri},
+                                                                     "position": {"line": 0, "character": 4},
+                                                                     "context": {"triggerKind": kind}})
+        assert answer["error"]["code"] == -32602, answer
+        assert f"got {kind!r}" in answer["error"]["message"]
+        assert "$.params.context.triggerKind" in answer["error"]["message"]
+    calls = len(session.backend.calls)
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert len(session.backend.calls) == calls + 1
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""

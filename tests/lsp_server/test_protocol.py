@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import enum
 import io
 import logging
 import threading
@@ -15,8 +16,8 @@ import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from lsp_server.protocol import (MAX_HEADER_LINE, MAX_MESSAGE_BYTES, AnsweringProtocol, StdinReader, read_messages,
-                                 strict_converter)
+from lsp_server.protocol import (MAX_HEADER_LINE, MAX_MESSAGE_BYTES, AnsweringProtocol, StdinReader, _describe,
+                                 read_messages, strict_converter)
 
 
 class Pipe:
@@ -145,5 +146,24 @@ def test_a_string_or_an_object_is_no_list():
     protocol._request_futures["pull-2"] = pull
     protocol._result_types["pull-2"] = protocol.get_result_type(types.WORKSPACE_CONFIGURATION)
     protocol.handle_message({"jsonrpc": "2.0", "id": "pull-2", "result": "abc"})
-    with pytest.raises(Exception, match=r"malformed response: .*expected Sequence @ \$\.result"):
+    with pytest.raises(Exception, match=r"malformed response: .*expected a list, got 'abc' @ \$\.result"):
         pull.result(timeout=0)
+
+
+@pytest.mark.parametrize("value", [True, False, 2.0, 1.5, "2", None, [2]])
+@pytest.mark.parametrize("params_type", [types.InlineCompletionContext, types.CompletionContext,
+                                         types.SignatureHelpContext])
+def test_an_enumeration_field_takes_a_json_integer_only(params_type, value):
+    """Integer enumerations are int subclasses, so the `int` hook took them: `"triggerKind": 2.0` was a trigger kind
+    (and `true` was refused as `invalid value for type`, naming nothing the client wrote). Now the refusal says what
+    was expected, what came and where, in the client's names."""
+    converter = strict_converter()
+    extra = {"isRetrigger": False} if params_type is types.SignatureHelpContext else {}
+    with pytest.raises(cattrs.ClassValidationError) as info:
+        converter.structure({"triggerKind": value, **extra}, params_type)
+    message = _describe(info.value)
+    assert message.startswith("expected an integer (") and f"got {value!r}" in message
+    assert message.endswith("@ $.triggerKind")
+    kind = converter.structure({"triggerKind": 2, **extra}, params_type).trigger_kind
+    assert kind == 2 and isinstance(kind, enum.Enum)  # the member, not a plain int
+    assert converter.structure({"triggerKind": 9, **extra}, params_type).trigger_kind == 9  # a kind of a later LSP
