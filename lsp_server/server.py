@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
@@ -453,6 +453,24 @@ def _other_cells(ls: InfillServer, doc: Document, cells: tuple[list[str], list[s
     return joined_before(texts(reversed(before)), window.before), joined_after(texts(after), window.after)
 
 
+def accept_arguments_problem(arguments: list[Any]) -> str | None:
+    """What is wrong with the arguments of `infill.accept`, or None when they are the one object `to_item` put in
+    the item's command. Junk (no argument, a number, an object without the uri) was counted as an acceptance."""
+    if len(arguments) != 1 or not isinstance(arguments[0], dict):
+        return f"expected one argument, the object of the item's command {{uri, index, length, source}}, got " \
+               f"{arguments!r:.100}"
+    argument = arguments[0]
+    if not isinstance(argument.get("uri"), str):
+        return f"uri must be a string, got {argument.get('uri')!r:.50}"
+    for key in ("index", "length"):
+        value = argument.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            return f"{key} must be an integer ≥ 0, got {value!r:.50}"
+    if not isinstance(argument.get("source", ""), str):
+        return f"source must be a string, got {argument.get('source')!r:.50}"
+    return None
+
+
 def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position, encoding: str,
             index: int, selected: SelectedItem | None = None) -> types.InlineCompletionItem:
     """The LSP item for `suggestion` at `position`; with an item `selected` in the editor's suggestion widget (`ctx`
@@ -629,6 +647,9 @@ def build_server() -> InfillServer:
 
     @server.command(ACCEPT_COMMAND)
     def on_accept(ls: InfillServer, *args: Any) -> None:
+        problem = accept_arguments_problem(_plain(list(args)))
+        if problem is not None:  # a request gets InvalidParams, a notification (copilot.el) is a log line
+            raise JsonRpcInvalidParams(f"{ACCEPT_COMMAND}: {problem}")
         ls.accepted += 1
         log.info("suggestion accepted (%d so far)", ls.accepted)
 

@@ -35,7 +35,7 @@ from .model import NextEditModel
 from .lexical import regions
 from .prefetch import Prefetch
 from .propagate import propagate, substitution
-from .protocol import METHOD, command_id, edit_result, no_edit, parse_params, shown_id
+from .protocol import METHOD, accept_id, edit_result, no_edit, parse_params, shown_id
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -353,9 +353,10 @@ class NextEdit:
 
     def accept(self, arguments: Any) -> None:
         """`infill.acceptInlineEdit [id]`, as a request or a notification. The client applies the edit itself; its
-        didChange puts it in the history, so the next request proposes the next occurrence (chaining)."""
-        edit_id = command_id(arguments)
-        proposal = self._proposals.pop(edit_id or "", None)
+        didChange puts it in the history, so the next request proposes the next occurrence (chaining). Arguments
+        that are no id raise InvalidParams (a request's answer; a notification's log line) and count nothing."""
+        edit_id = accept_id(arguments)
+        proposal = self._proposals.pop(edit_id, None)
         if proposal is None:
             log.info("next edit: accepted an unknown or expired suggestion %r", edit_id)
             return

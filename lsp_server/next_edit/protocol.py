@@ -95,6 +95,17 @@ def command_id(arguments: Any) -> str | None:
     return None
 
 
+def accept_id(arguments: Any) -> str:
+    """The id of `infill.acceptInlineEdit [id]`, exactly as the edit's command carries it; raises InvalidParams
+    naming what came instead (no argument, more than one, or one that is no id), so that junk is not counted as an
+    acceptance (`["1", {"x": 2}]` counted as accepting edit 1)."""
+    edit_id = command_id(arguments)
+    if edit_id is None or len(arguments) != 1:
+        raise JsonRpcInvalidParams(f"{ACCEPT_COMMAND}: expected one argument, the id of the edit its command carries "
+                                   f"(a string), got {arguments!r:.100}")
+    return edit_id
+
+
 def shown_id(params: Any) -> str | None:
     """The id in `didShowInlineEdit {item:{command:{arguments:[id]}}}`."""
     item = params.get("item") if isinstance(params, dict) else None

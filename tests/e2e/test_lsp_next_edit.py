@@ -170,6 +170,25 @@ async def test_sidekick_shape_and_chaining_through_accept_in_both_forms(client: 
     assert after["shown"] == before["shown"] + 1
 
 
+async def test_junk_arguments_to_the_accept_command_are_refused_and_not_counted(client: LanguageClient):
+    """`["<id>", {"x": 2}]` counted as accepting the edit; no argument or one that is no id was a silent no-op.
+    Now each is refused naming the problem (a request: -32602; a notification: a log line) and counts nothing."""
+    uri = open_doc(client, "total = 0\nprint(total)\n")
+    rename_in(client, uri, 2, 0, 0, 5, "sum_")
+    edit_id = (await inline_edit(client, uri, 2, 0, 4))["edits"][0]["command"]["arguments"][0]
+    before = await next_edit_stats(client)
+    for arguments in [[edit_id, {"x": 2}], [edit_id, edit_id], [], [{"id": edit_id}], [True], [1.5], [None]]:
+        with pytest.raises(JsonRpcException) as refused:
+            await client.workspace_execute_command_async(types.ExecuteCommandParams(command=ACCEPT,
+                                                                                    arguments=arguments))
+        assert refused.value.code == -32602 and ACCEPT in refused.value.message
+        notify_raw(client, types.WORKSPACE_EXECUTE_COMMAND, {"command": ACCEPT, "arguments": arguments})
+    assert (await next_edit_stats(client))["accepted"] == before["accepted"]
+    assert await client.workspace_execute_command_async(types.ExecuteCommandParams(command=ACCEPT,
+                                                                                   arguments=[edit_id])) is None
+    assert (await next_edit_stats(client))["accepted"] == before["accepted"] + 1
+
+
 async def test_an_outdated_version_gets_no_edit(client: LanguageClient):
     uri = open_doc(client, "count = 1\nprint(count)\n")
     rename_in(client, uri, 2, 0, 0, 5, "n")

@@ -191,6 +191,29 @@ async def test_an_enumeration_value_that_is_no_json_integer_is_refused_naming_th
     assert len(session.backend.calls) == calls + 1
 
 
+async def test_junk_arguments_to_the_accept_command_are_refused_and_not_counted(session: Session):
+    """`infill.accept` counted every call in `infill/stats` whatever it carried (no argument, a number, an object
+    without the uri, a second argument). Junk is now refused naming the problem (a request: -32602; copilot.el's
+    notification: a log line) and counts nothing; the object of the item's command still counts."""
+    uri = session.open("x = 1\n")
+    items = (await session.complete(uri, 0, 4))["result"]["items"]
+    argument = items[0]["command"]["arguments"][0]
+    junk = [[], [5], ["x"], [{"uri": 5, "index": 0, "length": 1}], [{**argument, "index": True}],
+            [{**argument, "length": -1}], [{**argument, "source": 3}], [argument, argument]]
+    for arguments in junk:
+        answer = await session.ask("workspace/executeCommand", {"command": "infill.accept", "arguments": arguments})
+        assert answer["error"]["code"] == -32602 and answer["error"]["message"].startswith("infill.accept: "), answer
+        session.client.notify("workspace/executeCommand", {"command": "infill.accept", "arguments": arguments})
+    answer = await session.ask("workspace/executeCommand", {"command": "infill.accept"})  # no arguments at all
+    assert answer["error"]["code"] == -32602
+    assert (await session.ask("infill/stats", {}))["result"]["accepted"] == 0
+    answer = await session.ask("workspace/executeCommand", {"command": "infill.accept", "arguments": [argument]})
+    assert answer == {"jsonrpc": "2.0", "id": answer["id"], "result": None}
+    session.client.notify("workspace/executeCommand", {"command": "infill.accept", "arguments": [argument]})
+    assert (await session.ask("infill/stats", {}))["result"]["accepted"] == 2
+    assert "Traceback" not in session.server.log_text()
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""

@@ -195,7 +195,9 @@ async def test_accept_and_show_count_once_per_known_id():
         feature.did_show({"item": {"command": {"arguments": [edit_id]}}})
         feature.accept([edit_id])
     feature.accept(["unknown"])
-    feature.accept([])
+    for junk in [[], [edit_id, "more"], [{"id": edit_id}]]:  # refused: not an acceptance
+        with pytest.raises(JsonRpcInvalidParams, match="expected one argument"):
+            feature.accept(junk)
     assert (feature.stats.shown, feature.stats.accepted) == (1, 1)
 
 
