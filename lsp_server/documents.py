@@ -27,6 +27,11 @@ UTF16 = "utf-16"
 UTF32 = "utf-32"
 ENCODINGS = (UTF8, UTF16, UTF32)
 
+#: A position in a line longer than this is remembered until the next change: a keystroke converts the same one
+#: several times (the edit history and the store each read the change's range; a request its cursor), and in a
+#: 5 MB minified line with astral characters each conversion reads the line up to it.
+_REMEMBER_LINE = 4096
+
 #: Target size of a chunk in characters: an edit copies about this much. A chunk holds at least one line, so a
 #: single longer line makes a longer chunk (an edit in it costs O(line)).
 CHUNK_CHARS = 4096
@@ -155,9 +160,11 @@ def _edited_line_ends(chunk: str, ends: array, start: int, end: int, new: str) -
         scan_to = after - (2 if chunk.startswith("\r\n", after - 2) else 1) + delta
     else:
         scan_to = len(new)
-    middle = _line_ends(new[scan_from:scan_to])
-    return (ends[:first] + array("I", map(add, middle, repeat(scan_from)))
-            + array("I", map(add, ends[last:], repeat(delta))))
+    if new.find("\n", scan_from, scan_to) < 0 and new.find("\r", scan_from, scan_to) < 0:
+        middle = array("I")  # typing within a line: no copy of it (5 MB in a minified file)
+    else:
+        middle = array("I", map(add, _line_ends(new[scan_from:scan_to]), repeat(scan_from)))
+    return ends[:first] + middle + array("I", map(add, ends[last:], repeat(delta)))
 
 
 def _split(text: str, size: int) -> list[str]:
@@ -216,6 +223,7 @@ class Document:
         self._chars = len(text)
         self._line_base: list[int] | None = None
         self._char_base: list[int] | None = None
+        self._located: dict[tuple[int, int, str], tuple[int, int]] = {}
 
     def _lines_before(self) -> list[int]:
         if self._line_base is None:
@@ -248,10 +256,19 @@ class Document:
             return 0, 0
         if line >= self.line_count:
             return len(self._chunks) - 1, len(self._chunks[-1])
+        key = (line, character, encoding)
+        found = self._located.get(key)
+        if found is not None:
+            return found
         i, start, end = self._line_span(line)
         # The index is at most the column: only that much of the line is read (not all of a 5 MB minified line).
-        return i, start + column_to_index(self._chunks[i][start:min(end, start + max(0, character))], character,
-                                          encoding)
+        found = i, start + column_to_index(self._chunks[i][start:min(end, start + max(0, character))], character,
+                                           encoding)
+        if end - start > _REMEMBER_LINE:
+            if len(self._located) >= 16:
+                self._located.clear()
+            self._located[key] = found
+        return found
 
     # --- reading -----------------------------------------------------------------------------------------------
 
@@ -352,6 +369,7 @@ class Document:
         self._breaks += sum(new_counts) - sum(old_counts)
         self._chars += len(new) - removed
         self._char_base = None
+        self._located.clear()
 
 
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")

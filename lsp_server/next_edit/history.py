@@ -156,7 +156,7 @@ class EditHistory:
         after = split_lines(before[0][:a_col] + text + before[-1][b_col:])
         if bulk:
             after = after[:BULK_KEEP_LINES]
-        elif sum(map(len, before)) - len(before[0][:a_col]) - len(before[-1][b_col:]) > BULK_CHARS:
+        elif sum(map(len, before)) - min(a_col, len(before[0])) - max(0, len(before[-1]) - b_col) > BULK_CHARS:
             bulk = True  # a large deletion within a few lines
         if before == after:
             return
@@ -164,7 +164,7 @@ class EditHistory:
         last = self._events[-1] if self._events else None
         if not bulk and last is not None and self._coalesces(last, uri, a_line, b_line, now):
             lo, hi = min(last.start, a_line), max(last.end - 1, b_line)
-            current = read_lines(lo, hi)
+            current = before if (lo, hi) == (a_line, b_line) else read_lines(lo, hi)  # typing in the hunk's line
             rel = last.start - lo
             old = current[:rel] + last.old + current[rel + len(last.new):]
             erel = a_line - lo

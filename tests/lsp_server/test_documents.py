@@ -307,3 +307,20 @@ def test_a_position_in_a_long_line_reads_the_line_only_up_to_the_position(monkey
     assert doc.offset_at(0, column, encoding) == 30
     assert doc.position_at(30, encoding) == (0, column)
     assert seen and max(seen) <= column
+
+
+def test_a_remembered_position_in_a_long_line_is_forgotten_at_the_next_change():
+    text = "a😀" * 3000 + "\nend\n"  # a line long enough for the store to remember its conversions
+    doc = Document("file:///t", text)
+    for change, span in [("", None), ("😀", (0, 0, 0, 0)), ("x", (0, 0, 0, 2)), ("bb", (0, 3, 0, 3)),
+                         ("new\n", None)]:
+        if span is None and change:
+            doc.apply_change(change, None)
+            text = change
+        elif span is not None:
+            a, b = _ref_offset(text, *span[:2], UTF16), _ref_offset(text, *span[2:], UTF16)
+            doc.apply_change(change, span, UTF16)
+            text = text[:a] + change + text[b:]
+        for column in (7, 8, 9):
+            assert doc.offset_at(0, column, UTF16) == _ref_offset(text, 0, column, UTF16)
+            assert doc.offset_at(0, column, UTF16) == _ref_offset(text, 0, column, UTF16)  # remembered
