@@ -453,6 +453,16 @@ def _other_cells(ls: InfillServer, doc: Document, cells: tuple[list[str], list[s
     return joined_before(texts(reversed(before)), window.before), joined_after(texts(after), window.after)
 
 
+def shown_text(params: Any) -> str | None:
+    """The insertText of `textDocument/didShowCompletion {item}` (a string, or a snippet's {value}), None when the
+    params hold no such item: `{}` and `{"item": null}` were counted as suggestions shown."""
+    item = params.get("item") if isinstance(params, dict) else None
+    text = item.get("insertText") if isinstance(item, dict) else None
+    if isinstance(text, dict):
+        text = text.get("value")
+    return text if isinstance(text, str) else None
+
+
 def accept_arguments_problem(arguments: list[Any]) -> str | None:
     """What is wrong with the arguments of `infill.accept`, or None when they are the one object `to_item` put in
     the item's command. Junk (no argument, a number, an object without the uri) was counted as an acceptance."""
@@ -655,6 +665,10 @@ def build_server() -> InfillServer:
 
     @server.feature("textDocument/didShowCompletion")
     def on_did_show(ls: InfillServer, params: Any) -> None:
+        params = _plain(params)
+        if shown_text(params) is None:  # junk ({}, {"item": null}, a number): nothing was shown, nothing counts
+            log.info("ignored textDocument/didShowCompletion without an item with its insertText: %.100r", params)
+            return
         ls.shown += 1
         ls.speculation.on_did_show(params)
 

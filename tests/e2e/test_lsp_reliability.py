@@ -214,6 +214,19 @@ async def test_junk_arguments_to_the_accept_command_are_refused_and_not_counted(
     assert "Traceback" not in session.server.log_text()
 
 
+async def test_a_shown_notification_without_an_item_is_not_counted(session: Session):
+    """`textDocument/didShowCompletion` counted a suggestion shown for any params: `{}`, `{"item": null}`, an item
+    without its text. Only an item with its insertText (a string or a snippet's value) counts now."""
+    for params in [{}, {"item": None}, {"item": {}}, {"item": {"insertText": 5}}, {"item": "x"}, None, [1]]:
+        session.client.notify("textDocument/didShowCompletion", params)
+    assert (await session.ask("infill/stats", {}))["result"]["shown"] == 0
+    session.client.notify("textDocument/didShowCompletion", {"item": {"insertText": "total"}})
+    session.client.notify("textDocument/didShowCompletion", {"item": {"insertText": {"kind": "snippet",
+                                                                                     "value": "total$0"}}})
+    assert (await session.ask("infill/stats", {}))["result"]["shown"] == 2
+    assert "Traceback" not in session.server.log_text()
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
