@@ -42,6 +42,8 @@ from engine.errors import InfillError
 log = logging.getLogger(__name__)
 
 JSONRPC = "2.0"
+#: The members of a JSON-RPC message (request, notification or response).
+_MEMBERS = frozenset({"jsonrpc", "id", "method", "params", "result", "error"})
 REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
 
 
@@ -241,6 +243,12 @@ class AnsweringProtocol(LanguageServerProtocol):
             else:
                 log.debug("ignored %s after shutdown", method)
             return
+        if not message.keys() <= _MEMBERS:
+            # JSON-RPC names the members it uses and forbids no others; pygls's message classes refused any other
+            # (a request got "JsonRPCRequestMessage.__init__() got an unexpected keyword argument", a didChange was
+            # dropped, so the document drifted from the editor's).
+            log.debug("ignored members %s of a message", sorted(set(message) - _MEMBERS)[:5])
+            message = {key: value for key, value in message.items() if key in _MEMBERS}
         problem = f"nested deeper than {MAX_DEPTH} levels" if _too_deep(message) else None
         if problem is None:
             try:

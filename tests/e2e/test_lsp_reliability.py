@@ -227,6 +227,26 @@ async def test_a_shown_notification_without_an_item_is_not_counted(session: Sess
     assert "Traceback" not in session.server.log_text()
 
 
+async def test_a_message_with_members_json_rpc_does_not_name_is_served(session: Session):
+    """JSON-RPC names the members it uses and forbids no others, but pygls's message classes refused any other: a
+    request got -32602 `JsonRPCRequestMessage.__init__() got an unexpected keyword argument 'trace'` and a didChange
+    with one was dropped, so the document no longer matched the editor's."""
+    uri = session.open("x = 1\n")
+    session.client.send({"jsonrpc": "2.0", "method": "textDocument/didChange", "trace": "t-1",
+                         "params": {"textDocument": {"uri": uri, "version": 2},
+                                    "contentChanges": [{"range": {"start": {"line": 0, "character": 4},
+                                                                  "end": {"line": 0, "character": 5}},
+                                                        "text": "2"}]}})
+    session.client.next_id += 1
+    msg_id = session.client.next_id
+    session.client.pending[msg_id] = {"method": "infill/stats"}
+    session.client.send({"jsonrpc": "2.0", "id": msg_id, "method": "infill/stats", "params": {}, "meta": {"a": 1}})
+    answer = (await session.client.wait_answered(msg_id))["answer"]
+    assert answer["result"]["documents"] == 1, answer
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert session.backend.calls[-1] == ("x = ", "2\n")
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
