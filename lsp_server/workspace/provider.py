@@ -184,7 +184,7 @@ class WorkspaceContext:
         return rebuild
 
     def set_folders(self, folders: list[str]) -> None:
-        self.folders = [f for f in folders if f]
+        self.folders = list(dict.fromkeys(f for f in folders if f))  # a folder added twice is one
         self.start_scan()
 
     def _bump(self, key: str | None = None) -> None:

@@ -101,6 +101,7 @@ def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callab
     """The files the scan reads, without reading them (bounded; see the module docstring): what the full scan and
     the periodic re-check both walk, so they agree on which files belong to the workspace."""
     count = 0
+    seen: set[str] = set()  # a folder listed twice, or inside another, is walked once: each file counts once
     for folder in folders:
         root = os.path.abspath(folder)
         if not os.path.isdir(root):
@@ -110,14 +111,20 @@ def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callab
         for entry in _walk_tree(root, [(root, [])], max_bytes, excluded, deferred, stop):
             if stop() or count >= max_files:
                 return
-            count += 1
             found += 1
+            if entry.path in seen:
+                continue
+            seen.add(entry.path)
+            count += 1
             yield entry
         if found:
             continue
         for entry in _walk_tree(root, deferred, max_bytes, excluded, None, stop):  # the folder's only code, if any
             if stop() or count >= max_files:
                 return
+            if entry.path in seen:
+                continue
+            seen.add(entry.path)
             count += 1
             yield entry
 

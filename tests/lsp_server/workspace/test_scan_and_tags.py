@@ -49,6 +49,18 @@ def test_scan_stops_at_max_files(tmp_path: Path):
     assert len(labels(tmp_path, max_files=4)) == 4
 
 
+def test_a_folder_listed_twice_or_inside_another_is_scanned_once(tmp_path: Path):
+    """`workspace/didChangeWorkspaceFolders` may add a folder the server has (or one inside it): each file was read
+    and counted once per folder, so fewer distinct files fitted in `max_files`."""
+    for name in ("a.py", "sub/b.py", "sub/c.py", "d.py"):
+        write(tmp_path, name)
+    options = dict(max_files=1000, max_bytes=100_000, excluded=lambda p: False)
+    folders = [str(tmp_path / "sub"), str(tmp_path), str(tmp_path)]
+    assert sorted(f.path for f in scan(folders, **options)) == sorted(
+        str(tmp_path / name) for name in ("a.py", "sub/b.py", "sub/c.py", "d.py"))
+    assert len(list(scan(folders, **{**options, "max_files": 3}))) == 3
+
+
 @pytest.mark.parametrize("language, source, expected", [
     ("python", "class ShapeBase:\n    def area(self):\n        return 0\n\nLIMIT = 3\n",
      {"ShapeBase", "area", "LIMIT"}),
