@@ -147,6 +147,8 @@ class InfillServer(LanguageServer):
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
         self._config_lock = asyncio.Lock()
         self._workspace_tick: asyncio.Task | None = None
+        #: Whether `initialized` has been handled (a repeated one is ignored).
+        self._initialized_seen = False
         self._embedding: Any = None
         self._loaded = False
         #: InitializeParams kept for `load()`: the configuration they carry is applied there.
@@ -555,6 +557,12 @@ def build_server() -> InfillServer:
         from .workspace import lsp as workspace_lsp
 
         async with ls._config_lock:
+            if ls._initialized_seen:
+                # LSP sends it once. A second one built a second CompletionService over the first without closing
+                # it (a supervised llama-server kept running beside the new one) and a second workspace tick loop.
+                log.warning("ignored a repeated initialized notification")
+                return
+            ls._initialized_seen = True
             await ls.pull_workspace_configuration()
             ls.configure_logging()
             log.info("speculation: %s", ls.speculation.prefetch_decision().describe())

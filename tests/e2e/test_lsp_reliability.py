@@ -247,6 +247,21 @@ async def test_a_message_with_members_json_rpc_does_not_name_is_served(session: 
     assert session.backend.calls[-1] == ("x = ", "2\n")
 
 
+async def test_a_repeated_initialized_notification_is_ignored(session: Session):
+    """A second `initialized` built a second completion service over the first without closing it (with the local
+    kind its llama-server kept running beside the new one), and a second workspace tick loop: the counters of the
+    first were lost and the tasks grew."""
+    uri = session.open("x = 1\n")
+    assert "error" not in await session.complete(uri, 0, 4)
+    before = (await session.ask("infill/stats", {}))["result"]
+    assert before["model_calls"] == 1
+    for _ in range(3):
+        session.client.notify("initialized", {})
+    after = (await session.ask("infill/stats", {}))["result"]
+    assert after["model_calls"] == 1 and after["asyncio_tasks"] <= before["asyncio_tasks"] + 1  # three loops more
+    assert "error" not in await session.complete(uri, 0, 5)
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
