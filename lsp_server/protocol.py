@@ -176,7 +176,24 @@ def strict_converter() -> cattrs.Converter:
     converter.register_structure_hook_factory(_is_list, _list_of)
     for tp in _int_enums():  # each its own hook: a hook for a class wins over the one for its base, `int`
         converter.register_structure_hook(tp, _int_enum(tp))
+    converter.register_structure_hook(_CONTENT_CHANGE, _content_change(converter.get_structure_hook(_CONTENT_CHANGE)))
     return converter
+
+
+_CONTENT_CHANGE = Union[types.TextDocumentContentChangePartial, types.TextDocumentContentChangeWholeDocument]
+
+
+def _content_change(structure: Any) -> Any:
+    """A content change with `"range": null` is the whole document (a client serializing an absent range as null):
+    it was refused as a ranged change whose start and end are no positions, and the didChange holding it was
+    dropped, so the server kept the old text."""
+
+    def hook(value: Any, tp: Any) -> Any:
+        if isinstance(value, dict) and "range" in value and value["range"] is None:
+            value = {key: item for key, item in value.items() if key not in ("range", "rangeLength")}
+        return structure(value, tp)
+
+    return hook
 
 
 class AnsweringProtocol(LanguageServerProtocol):

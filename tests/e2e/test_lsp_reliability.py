@@ -262,6 +262,16 @@ async def test_a_repeated_initialized_notification_is_ignored(session: Session):
     assert "error" not in await session.complete(uri, 0, 5)
 
 
+async def test_a_content_change_with_a_null_range_replaces_the_whole_document(session: Session):
+    """`{"range": null, "text": ...}` (an absent range serialized as null) was refused as a ranged change whose
+    start and end are no positions; the didChange was dropped and completions read the old text."""
+    uri = session.open("x = 1\n")
+    session.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": None, "rangeLength": None, "text": "y = 22\n"}]})
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert session.backend.calls[-1] == ("y = ", "22\n")
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
