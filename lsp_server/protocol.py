@@ -177,6 +177,16 @@ def strict_converter() -> cattrs.Converter:
     for tp in _int_enums():  # each its own hook: a hook for a class wins over the one for its base, `int`
         converter.register_structure_hook(tp, _int_enum(tp))
     converter.register_structure_hook(_CONTENT_CHANGE, _content_change(converter.get_structure_hook(_CONTENT_CHANGE)))
+    versioned = converter.get_structure_hook(types.VersionedTextDocumentIdentifier)
+
+    def versioned_or_null(value: Any, tp: Any) -> Any:
+        """LSP 3.15 and before let a didChange's `textDocument.version` be null: such a change was refused and
+        dropped, so the server kept the old text. It is applied now, and the document's version is unknown."""
+        if isinstance(value, dict) and "version" in value and value["version"] is None:
+            return converter.structure(value, types.OptionalVersionedTextDocumentIdentifier)
+        return versioned(value, tp)
+
+    converter.register_structure_hook(types.VersionedTextDocumentIdentifier, versioned_or_null)
     return converter
 
 

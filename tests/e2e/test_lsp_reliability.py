@@ -272,6 +272,15 @@ async def test_a_content_change_with_a_null_range_replaces_the_whole_document(se
     assert session.backend.calls[-1] == ("y = ", "22\n")
 
 
+async def test_a_change_with_a_null_version_is_applied(session: Session):
+    """LSP 3.15 and before let `textDocument.version` of a didChange be null; the change was refused and dropped."""
+    uri = session.open("x = 1\n")
+    session.client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": None},
+                                                     "contentChanges": [{"text": "y = 22\n"}]})
+    assert "error" not in await session.complete(uri, 0, 4)
+    assert session.backend.calls[-1] == ("y = ", "22\n")
+
+
 @contextlib.asynccontextmanager
 async def own_session() -> AsyncIterator[Session]:
     """A session whose test ends the server itself (its shutdown and exit are what the test checks)."""
