@@ -24,8 +24,11 @@ needs_system_python = pytest.mark.skipif(not SYSTEM_PYTHON.exists(),
 
 
 def clean_env(**extra: str) -> dict[str, str]:
-    """The environment of a user who has no virtual environment active (scripts/test.sh runs pytest inside one)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME", "INFILL_VENV", "PYTHON")}
+    """The environment of a user who has no virtual environment active (scripts/test.sh runs pytest inside one), nor
+    a PYTHONPATH: pytest run with PYTHONPATH=<checkout> let the system pip see the checkout's infill_lsp.egg-info,
+    which setup.sh's editable install writes, as infill installed into the system interpreter."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONHOME", "PYTHONPATH", "INFILL_VENV", "PYTHON")}
     active = os.environ.get("VIRTUAL_ENV")
     if active:
         env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != f"{active}/bin")
