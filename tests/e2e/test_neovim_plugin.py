@@ -445,6 +445,33 @@ def test_tab_without_a_suggestion_keeps_neovims_snippet_jump(scripted_nvim: Nvim
     nvim.wait_for(lambda: buffer_lines(nvim)[-1] == "f(x, y)", WAIT, "the second placeholder typed over")
 
 
+def test_choice_keys_without_a_suggestion_keep_their_meaning(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """The next/previous-choice keys (<M-]>, <M-[>) with no suggestion shown do what they do without the plugin, here
+    the user's own global mappings, like the plugin's other keys; they were swallowed (the plugin's buffer-local
+    mapping cycled nothing). With a suggestion shown they cycle its choices and the user's mappings do not run."""
+    nvim = scripted_nvim
+    nvim.exec_lua("vim.g.infill_test_keys = {} "
+                  "vim.keymap.set('i', '<M-]>', function() local keys = vim.g.infill_test_keys "
+                  "table.insert(keys, 'next') vim.g.infill_test_keys = keys end) "
+                  "vim.keymap.set('i', '<M-[>', '<Cmd>call add(g:infill_test_keys, \"prev\")<CR>')")
+    open_file(nvim, tmp_path / "choices.py", "x = 1\n")  # the scripted model answers nothing for this text
+    nvim.send("Go")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_get_mode().mode") == "i", WAIT, "insert mode")
+    assert ghost_text(nvim) is None
+    nvim.send("<M-]>")
+    nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["next"], WAIT, "the user's <M-]> mapping")
+    nvim.send("<M-[>")
+    nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["next", "prev"], WAIT, "the user's <M-[> mapping")
+
+    open_file(nvim, tmp_path / "cycle.py", SCRIPTED_HEAD)
+    nvim.send("Go    ")
+    nvim.wait_for(lambda: (g := ghost_text(nvim)) and (g["row"], g["col"]) == (1, 4), GHOST_TIMEOUT, "ghost text")
+    nvim.send("<M-]>")  # one choice: cycling shows it again, numbered
+    nvim.wait_for(lambda: (g := ghost_text(nvim)) and g["lines"][-1].endswith("(1/1)"), WAIT, "the choice numbered")
+    assert nvim.lua("vim.g.infill_test_keys") == ["next", "prev"], "the plugin's key, not the user's mapping"
+    nvim.send("<Esc>")
+
+
 def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
     open_file(nvim, tmp_path / "health.py", "x = 1\n")
     nvim.send("<Esc>:checkhealth infill<CR>")

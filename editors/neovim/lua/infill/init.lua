@@ -170,6 +170,14 @@ function M.accept_item(item)
   end
 end
 
+--- Whether ghost text is shown in `bufnr` (Neovim draws the selected suggestion as an extmark in this namespace).
+---@param bufnr integer
+---@return boolean
+function M.suggestion_shown(bufnr)
+  local ns = api.nvim_get_namespaces()['nvim.lsp.inline_completion']
+  return ns ~= nil and #api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, { limit = 1 }) > 0
+end
+
 --- Hides the shown suggestion; returns false when none is shown.
 function M.dismiss()
   if not M.has_inline_completion() then
@@ -218,12 +226,21 @@ local function set_keymaps(bufnr, keymaps)
   map('dismiss', with_fallback('dismiss', function()
     return M.dismiss() or next_edit.dismiss()
   end), 'dismiss the suggestion or the next edit', true)
-  map('next', function()
-    vim.lsp.inline_completion.select({ count = 1 })
-  end, 'next suggestion')
-  map('prev', function()
-    vim.lsp.inline_completion.select({ count = -1 })
-  end, 'previous suggestion')
+  -- Cycling acts on a shown suggestion only; with none, the key keeps its usual meaning too (select() did nothing
+  -- then, and the key was lost).
+  local function cycle(count)
+    return function()
+      if not M.suggestion_shown(api.nvim_get_current_buf()) then
+        return false
+      end
+      vim.schedule(function()
+        vim.lsp.inline_completion.select({ count = count })
+      end)
+      return true
+    end
+  end
+  map('next', with_fallback('next', cycle(1)), 'next suggestion', true)
+  map('prev', with_fallback('prev', cycle(-1)), 'previous suggestion', true)
 end
 
 --- Maps the keys of `bufnr` from `keymaps`, the plugin's previous ones removed (setup() may be called again).
