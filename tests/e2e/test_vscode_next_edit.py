@@ -63,6 +63,8 @@ SHIFT = '''def shift(points, dx):
 '''
 #: A third copy, for turning next edits off while one is shown.
 TOGGLE_FILE = "toggle.py"
+#: Another copy, for a restart while an edit is shown.
+RESTART_FILE = "restart.py"
 #: A notebook: no next edits are asked for in its cells.
 NOTEBOOK = "cells.ipynb"
 NOTEBOOK_JSON = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
@@ -77,7 +79,8 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
     user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
-                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, NOTEBOOK: NOTEBOOK_JSON},
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, RESTART_FILE: SHIFT,
+                      NOTEBOOK: NOTEBOOK_JSON},
                      viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
         yield session
@@ -193,6 +196,27 @@ def test_escape_dismisses_and_tab_is_tab_again(vscode: VSCode) -> None:
     text = saved(vscode, SHIFT_FILE)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
+
+
+def shown_anything(vscode: VSCode) -> bool:
+    """Whether any next-edit decoration (a struck-through removal or the hint) is drawn."""
+    return any(line["struck"] or HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"]))
+               for line in editor_lines(vscode))
+
+
+def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:
+    """Infill: Restart Server while a next edit is shown: the edit, proposed by the server that stopped, stayed drawn
+    with Tab still bound to apply it (and to report it to a server that never proposed it)."""
+    d = vscode.driver
+    rename_points(vscode, RESTART_FILE)
+    d("command", title="Infill: Restart Server", timeout=WAIT)
+    vscode.wait_for(lambda: not shown_anything(vscode), "the edit to go", timeout=60)
+    d("status", icon="check", timeout=WAIT)
+    assert not shown_anything(vscode)
+    d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
+    text = saved(vscode, RESTART_FILE)
+    assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the old server's edit was not applied"
 
 
 def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vscode: VSCode) -> None:

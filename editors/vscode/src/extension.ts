@@ -224,6 +224,7 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
                 // stop() drops these listeners before it stops the client: a stop seen here is the server's own (it
                 // exited or crashed, and vscode-languageclient restarts it a few times before it gives up).
                 if (event.newState === State.Stopped) {
+                    this.nextEdit?.serverStopped();
                     this.showStatus({ kind: 'error', message: STOPPED_BY_ITSELF });
                 } else if (event.newState === State.Starting) {
                     this.showStatus({ kind: 'starting', message: 'Starting the Infill language server' });
@@ -266,6 +267,7 @@ class InfillExtension implements vscode.Disposable, vscode.InlineCompletionItemP
         const client = this.client;
         this.client = undefined;
         this.offered = undefined;
+        this.nextEdit?.serverStopped();
         for (const d of this.clientDisposables.splice(0)) {
             d.dispose();
         }

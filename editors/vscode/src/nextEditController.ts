@@ -340,6 +340,17 @@ export class NextEditController implements vscode.Disposable {
         if (document && enabledFor(enabled, languages, document.languageId)) {
             return;
         }
+        this.withdraw();
+    }
+
+    /** The server stopped (Infill: Restart Server, a changed `infill.server.*` setting, a crash): what it proposed
+     * goes, so Tab cannot apply it and report it to a server that never proposed it. */
+    serverStopped(): void {
+        this.withdraw();
+    }
+
+    /** Removes what is shown, the NES ghost text too. */
+    private withdraw(): void {
         const ghost = this.ghost !== undefined;
         this.clear();
         if (ghost) {
