@@ -63,8 +63,10 @@ SHIFT = '''def shift(points, dx):
 '''
 #: A third copy, for turning next edits off while one is shown.
 TOGGLE_FILE = "toggle.py"
-#: Another copy, for a restart while an edit is shown.
+#: More copies: the find widget's Escape, and a restart while an edit is shown.
+FIND_FILE = "find.py"
 RESTART_FILE = "restart.py"
+FIND_WIDGET = ".editor-group-container .monaco-editor .find-widget.visible"
 #: A notebook: no next edits are asked for in its cells.
 NOTEBOOK = "cells.ipynb"
 NOTEBOOK_JSON = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
@@ -79,7 +81,7 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
     user = {**user_settings(tiny_model), "editor.inlineSuggest.enabled": False, "infill.nextEdit.debounceMs": 50,
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
-                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, RESTART_FILE: SHIFT,
+                     {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, FIND_FILE: SHIFT, RESTART_FILE: SHIFT,
                       NOTEBOOK: NOTEBOOK_JSON},
                      viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
@@ -202,6 +204,30 @@ def shown_anything(vscode: VSCode) -> bool:
     """Whether any next-edit decoration (a struck-through removal or the hint) is drawn."""
     return any(line["struck"] or HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"]))
                for line in editor_lines(vscode))
+
+
+def test_escape_closes_the_find_widget_first(vscode: VSCode) -> None:
+    """Escape while the find widget is open and a next edit is shown closes the find widget, as without Infill,
+    whether the focus is in the widget or back in the text (with the focus in the text, the extension's Escape
+    dismissed the next edit and left the find widget open); the next Escape then dismisses the edit."""
+    d = vscode.driver
+    rename_points(vscode, FIND_FILE)
+    d("press", key="Control+f")
+    vscode.wait_for(lambda: d("visible", selector=FIND_WIDGET), "the find widget")
+    d("press", key="Escape")  # the focus in the widget's input
+    vscode.wait_for(lambda: not d("visible", selector=FIND_WIDGET), "the find widget to close")
+    assert drawn(vscode, 4, "points", 0), "the next edit stays"
+
+    d("press", key="Control+f")
+    vscode.wait_for(lambda: d("visible", selector=FIND_WIDGET), "the find widget")
+    d("command", title="View: Focus Active Editor Group", timeout=WAIT)  # the focus back in the text, widget open
+    d("press", key="Escape")
+    vscode.wait_for(lambda: not d("visible", selector=FIND_WIDGET), "the find widget to close")
+    assert drawn(vscode, 4, "points", 0), "the next edit stays"
+    d("press", key="Escape")
+    vscode.wait_for(lambda: not shown_anything(vscode), "the edit to be dismissed")
+    text = saved(vscode, FIND_FILE)
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
 
 
 def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:

@@ -67,6 +67,11 @@ const commands = {
         return true;
     },
 
+    /** Whether an element `selector` matches is visible now (the editor's find widget: `.find-widget.visible`). */
+    async visible({ selector }) {
+        return page.locator(selector).first().isVisible();
+    },
+
     /** Clicks the first element `selector` matches. */
     async click({ selector, timeout }) {
         await page.locator(selector).first().click({ timeout });
