@@ -196,6 +196,46 @@ def test_insert_mode_tab_jumps_and_applies_when_no_ghost_text_is_shown(nvim_real
     nvim.send("<Esc>")
 
 
+def test_undo_right_after_applying_asks_nothing(nvim_real: Nvim, tmp_path: Path) -> None:
+    """`u` right after Tab applied a next edit: the undo was taken for an edit to continue, so the plugin asked again
+    and the server proposed the undone edit at once, at the same place (VS Code asks nothing after an undo or redo).
+    Now an undo or redo hides what is shown and asks nothing; the next real edit asks again."""
+    nvim = nvim_real
+    open_file(nvim, tmp_path / "undo.py", SOURCE)
+    nvim.exec_lua("vim.lsp.inline_completion.enable(false, { bufnr = 0 }) "
+                  # after the plugin's own TextChanged autocommand (made at attach): what it left pending
+                  "vim.api.nvim_create_autocmd('TextChanged', { buffer = 0, callback = function() "
+                  "vim.g.infill_test_after = { tick = vim.b.changedtick, "
+                  "pending = require('infill.next_edit').pending(0) } end })")
+    nvim.send("gg0f,wciwk<Esc>")
+    nvim.wait_for(lambda: shown_edit(nvim, row=4), WAIT, "the next edit")
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: cursor(nvim)[0] == 5, WAIT, "the jump")
+    nvim.send("<Tab>")
+    nvim.wait_for(lambda: shown_edit(nvim, row=6), WAIT, "the chained next edit")
+    assert lines(nvim)[4] == "        x = x * k"
+    nvim.send("u")
+    tick = nvim.wait_for(lambda: lines(nvim)[4] == SOURCE.splitlines()[4] and nvim.lua("vim.b.changedtick"), WAIT,
+                         "the undo")
+    after = nvim.wait_for(lambda: (a := nvim.lua("vim.g.infill_test_after")) and a["tick"] == tick and a, WAIT,
+                          "the undo's TextChanged")
+    assert after["pending"] is False, "no request after the undo"
+    assert marks(nvim) == [], "the chained edit, for the text before the undo, is hidden"
+    nvim.send("<C-r>")
+    tick = nvim.wait_for(lambda: lines(nvim)[4] == "        x = x * k" and nvim.lua("vim.b.changedtick"), WAIT,
+                         "the redo")
+    after = nvim.wait_for(lambda: (a := nvim.lua("vim.g.infill_test_after")) and a["tick"] == tick and a, WAIT,
+                          "the redo's TextChanged")
+    assert after["pending"] is False, "no request after the redo"
+    # A new edit asks again.
+    nvim.send("ggApass<Esc>")
+    version = nvim.wait_for(lambda: lines(nvim)[0].endswith("pass")
+                            and nvim.lua("vim.lsp.util.buf_versions[vim.api.nvim_get_current_buf()]"), WAIT,
+                            "the new edit")
+    nvim.wait_for(lambda: [r for r in sent(nvim, "textDocument/copilotInlineEdit")
+                           if r["params"]["textDocument"]["version"] == version], WAIT, "a request after a new edit")
+
+
 def test_checkhealth_reports_next_edits(nvim_real: Nvim, tmp_path: Path) -> None:
     nvim = nvim_real
     open_file(nvim, tmp_path / "health.py", "x = 1\n")

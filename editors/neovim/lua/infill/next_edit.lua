@@ -25,6 +25,8 @@ M.DEFAULT_DEBOUNCE_MS = 150
 ---@field version? integer         the buffer version it belongs to
 ---@field span? table              { srow, scol, erow, ecol } the edit's range in bytes
 ---@field timer? uv.uv_timer_t
+---@field seq? integer            the buffer's undo state (changenr()) at its last change
+---@field seq_max? integer        the highest undo state seen: a change above it is new, not an undo or redo
 
 ---@type table<integer, infill.NextEditState>
 local state = {}
@@ -221,6 +223,13 @@ function M.visible(bufnr)
   return M.current(bufnr) ~= nil
 end
 
+--- Whether a request for `bufnr` is scheduled (the debounce runs) or in flight.
+function M.pending(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local st = state[bufnr]
+  return st ~= nil and (st.request_id ~= nil or (st.timer ~= nil and st.timer:is_active()))
+end
+
 -- Drawing --------------------------------------------------------------------------------------------------------
 
 local function draw_hint(bufnr, st)
@@ -335,22 +344,36 @@ function M.request(bufnr, trigger_kind)
   return ok
 end
 
---- Called on every change of an attached buffer: hides the edit and asks again after the debounce.
+--- Whether the change that made the buffer's undo state `seq` was an undo or redo (`u`, `<C-r>`, `:earlier`...): a
+--- move to a change the buffer already had. A new change gets a number above every one seen; typing on in insert
+--- mode keeps the number of the change it continues.
+local function undo_or_redo(st, seq)
+  local moved = st.seq ~= nil and seq ~= st.seq and seq <= (st.seq_max or seq)
+  st.seq, st.seq_max = seq, math.max(st.seq_max or seq, seq)
+  return moved
+end
+
+--- Called on every change of an attached buffer: hides the edit and asks again after the debounce (not after an
+--- undo or redo: undoing an applied edit is no edit to continue, and asking again proposed the undone edit at once).
 local function on_change(bufnr)
-  local st = state[bufnr]
+  local st = state[bufnr] or {}
+  state[bufnr] = st
+  local undone = undo_or_redo(st, api.nvim_buf_call(bufnr, vim.fn.changenr))
   local version = buffer_version(bufnr)
-  if st and st.requested == version then
+  if st.requested == version then
     return -- already asked for this version (an applied edit chains at once; leaving insert mode changes nothing)
   end
   cancel(bufnr)
   hide(bufnr)
+  if undone then
+    return
+  end
   local client = nes_client(bufnr)
   local nes = M.settings(options().settings)
   if not client or not M.enabled_for(nes, vim.bo[bufnr].filetype) then
     return
   end
-  st = state[bufnr] or { client_id = client.id }
-  state[bufnr] = st
+  st.client_id = client.id
   st.timer = st.timer or vim.uv.new_timer()
   st.timer:stop()
   st.timer:start(nes.debounce_ms, 0, vim.schedule_wrap(function()
