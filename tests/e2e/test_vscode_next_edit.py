@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -66,6 +67,7 @@ TOGGLE_FILE = "toggle.py"
 #: More copies: the find widget's Escape, and a restart while an edit is shown.
 FIND_FILE = "find.py"
 RESTART_FILE = "restart.py"
+CRASH_FILE = "crash.py"
 FIND_WIDGET = ".editor-group-container .monaco-editor .find-widget.visible"
 #: A notebook: no next edits are asked for in its cells.
 NOTEBOOK = "cells.ipynb"
@@ -82,7 +84,7 @@ def vscode(toolchain: dict[str, str], vsix: Path, tiny_model: Path, llama_server
             "workbench.colorTheme": "Default Dark Modern", "editor.fontSize": 15}
     with open_vscode(toolchain, vsix, root, user, machine_settings(llama_server_binary, root / "server-gate"),
                      {FILE: SOURCE, SHIFT_FILE: SHIFT, TOGGLE_FILE: SHIFT, FIND_FILE: SHIFT, RESTART_FILE: SHIFT,
-                      NOTEBOOK: NOTEBOOK_JSON},
+                      CRASH_FILE: SHIFT, NOTEBOOK: NOTEBOOK_JSON},
                      viewport=(1000, 420)) as session:
         session.gate.touch()  # no need to hold the server back here
         yield session
@@ -206,6 +208,13 @@ def shown_anything(vscode: VSCode) -> bool:
                for line in editor_lines(vscode))
 
 
+def renamed_and_nothing_shown(vscode: VSCode) -> bool:
+    """Whether the editor shows the renamed SHIFT copy (not a moment without its lines) and no next edit."""
+    lines = editor_lines(vscode)
+    return bool(lines) and lines[0]["text"].startswith("def shift(pts") and not any(
+        line["struck"] or HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"])) for line in lines)
+
+
 def test_escape_closes_the_find_widget_first(vscode: VSCode) -> None:
     """Escape while the find widget is open and a next edit is shown closes the find widget, as without Infill,
     whether the focus is in the widget or back in the text (with the focus in the text, the extension's Escape
@@ -225,7 +234,7 @@ def test_escape_closes_the_find_widget_first(vscode: VSCode) -> None:
     vscode.wait_for(lambda: not d("visible", selector=FIND_WIDGET), "the find widget to close")
     assert drawn(vscode, 4, "points", 0), "the next edit stays"
     d("press", key="Escape")
-    vscode.wait_for(lambda: not shown_anything(vscode), "the edit to be dismissed")
+    vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to be dismissed")
     text = saved(vscode, FIND_FILE)
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dismissed edit was not applied"
 
@@ -236,13 +245,50 @@ def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:
     d = vscode.driver
     rename_points(vscode, RESTART_FILE)
     d("command", title="Infill: Restart Server", timeout=WAIT)
-    vscode.wait_for(lambda: not shown_anything(vscode), "the edit to go", timeout=60)
+    vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
     d("status", icon="check", timeout=WAIT)
     assert not shown_anything(vscode)
     d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
     text = saved(vscode, RESTART_FILE)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
     assert text.splitlines()[4] == SHIFT.splitlines()[4], "the old server's edit was not applied"
+
+
+def language_servers(vscode: VSCode) -> list[int]:
+    """The pids of this session's Infill language servers (`-m lsp_server`, under its code-server)."""
+    def ancestry(pid: int) -> Iterator[str]:
+        while pid > 1:
+            try:
+                yield (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                pid = int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                return
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            chain = list(ancestry(int(entry.name)))
+            if chain and "-m lsp_server serve --stdio" in chain[0] and any(str(vscode.user_data) in c for c in chain):
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_crashed_server_takes_its_shown_edit_with_it(vscode: VSCode) -> None:
+    """The language server dies while a next edit is shown (vscode-languageclient then starts it again): the edit
+    stayed drawn, with Tab bound to apply it and report it to a server that never proposed it."""
+    d = vscode.driver
+    rename_points(vscode, CRASH_FILE)
+    servers = language_servers(vscode)
+    assert len(servers) == 1, servers
+    os.kill(servers[0], signal.SIGKILL)
+    vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
+    vscode.wait_for(lambda: language_servers(vscode) not in ([], servers), "the server to be started again")
+    d("status", icon="check", timeout=WAIT)
+    assert not shown_anything(vscode)
+    d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
+    text = saved(vscode, CRASH_FILE)
+    assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dead server's edit was not applied"
 
 
 def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vscode: VSCode) -> None:
