@@ -472,6 +472,28 @@ def test_choice_keys_without_a_suggestion_keep_their_meaning(scripted_nvim: Nvim
     nvim.send("<Esc>")
 
 
+def test_leaving_insert_mode_at_once_leaves_no_ghost_text(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """Text typed and <Esc> at once (before the 200 ms debounce of Neovim's inline completion ran out): Neovim 0.12
+    does not stop that timer on InsertLeave, so it asked in normal mode and drew the answer there, ghost text that
+    stayed in normal mode (and was drawn at its old place on the next InsertEnter: "Invalid 'col': out of range"
+    once that line got shorter). The plugin answers such a request with nothing."""
+    nvim = scripted_nvim
+    open_file(nvim, tmp_path / "leave.py", SCRIPTED_HEAD)
+    requests = ("vim.tbl_filter(function(m) return m.method == 'textDocument/inlineCompletion' end, "
+                "_G.infill_test_sent)")
+    before = len(nvim.lua(requests))
+    nvim.send("Go    <Esc>")
+    nvim.wait_for(lambda: (asked := nvim.lua(requests)[before:]) and all(r["answered"] for r in asked), WAIT,
+                  "the request after the typing to be answered")
+    assert nvim.lua("vim.api.nvim_get_mode().mode") == "n"
+    assert ghost_text(nvim) is None, "no ghost text in normal mode"
+    # In insert mode again, suggestions come as before.
+    nvim.send("A")
+    nvim.wait_for(lambda: (g := ghost_text(nvim)) and (g["row"], g["col"]) == (1, 4), GHOST_TIMEOUT, "ghost text")
+    assert nvim.lua("vim.v.errmsg") == ""
+    nvim.send("<Esc>")
+
+
 def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
     open_file(nvim, tmp_path / "health.py", "x = 1\n")
     nvim.send("<Esc>:checkhealth infill<CR>")

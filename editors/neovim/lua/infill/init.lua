@@ -272,8 +272,48 @@ local function scope_inline_completion(bufnr)
   end
 end
 
+--- Whether the mode is one where Neovim asks for suggestions by itself (insert or replace mode).
+local function inserting()
+  local mode = api.nvim_get_mode().mode
+  return mode:sub(1, 1) == 'i' or mode:sub(1, 1) == 'R'
+end
+
+--- Neovim 0.12's inline completion does not stop its debounce timer when insert mode is left (InsertLeave aborts
+--- only the requests already sent): text typed just before <Esc> is asked for in normal mode, and the answer is drawn
+--- there as ghost text that nothing removes until insert mode is entered again, where it is drawn at its old place
+--- ("Invalid 'col': out of range" in the InsertEnter autocommand once that line got shorter). An automatic request
+--- made outside insert mode, or answered after it was left, is answered with nothing instead.
+local function guard_inline_completion(client)
+  if client._infill_inline_guard then
+    return
+  end
+  client._infill_inline_guard = true
+  local request = client.request
+  client.request = function(self, method, params, handler, bufnr, ...)
+    local automatic = method == 'textDocument/inlineCompletion' and type(params) == 'table'
+      and type(params.context) == 'table' and params.context.triggerKind == 2
+    if not automatic or not handler then
+      return request(self, method, params, handler, bufnr, ...)
+    end
+    local ctx = { method = method, client_id = self.id, bufnr = bufnr, params = params }
+    if not inserting() then
+      vim.schedule(function()
+        handler(nil, { items = {} }, ctx)
+      end)
+      return true, nil
+    end
+    return request(self, method, params, function(err, result, context, ...)
+      if not err and not inserting() then
+        result = { items = {} }
+      end
+      return handler(err, result, context, ...)
+    end, bufnr, ...)
+  end
+end
+
 local function on_attach(client, bufnr)
   served[bufnr] = true
+  guard_inline_completion(client)
   local opts = M.options or config.resolve()
   if opts.inline_completion and M.has_inline_completion() then
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
