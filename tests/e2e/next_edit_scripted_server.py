@@ -6,7 +6,8 @@ Rule: replace the first occurrence of OLD (argv[1]) not inside a longer word by 
 JSON list of [old, new] pairs (argv[2] then unused), by the first pair whose old text is found. Modes (argv[3]):
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
 `malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
-arrives, so that a change is made while it is in flight). Every message received is appended to LOG (argv[4]) as one
+arrives, so that a change is made while it is in flight), `hold-accept` (as `ok`, but the accept command is answered
+only when the next message arrives, so that the user acts before the client learns it was accepted). Every message received is appended to LOG (argv[4]) as one
 JSON line. Full document sync and UTF-16 positions keep it small; it is a test double, not a server."""
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def main() -> int:
     rules = [tuple(pair) for pair in json.loads(old)] if old.startswith("[") else [(old, new)]
     documents: dict[str, tuple[int, str]] = {}
     held: list[dict[str, Any]] = []
+    held_accepts: list[Any] = []
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     with open(log_path, "a") as log:
         while (message := read_message(inp)) is not None:
@@ -81,6 +83,8 @@ def main() -> int:
             method, params, msg_id = message.get("method"), message.get("params") or {}, message.get("id")
             if held and method != "textDocument/copilotInlineEdit":
                 write_message(out, answer(held.pop(), documents, rules, "ok"))
+            while held_accepts and method != "workspace/executeCommand":
+                write_message(out, {"id": held_accepts.pop(0), "result": None})
             if method == "initialize":
                 write_message(out, {"id": msg_id, "result": {"capabilities": {
                     "positionEncoding": "utf-16", "textDocumentSync": 1,
@@ -98,6 +102,8 @@ def main() -> int:
                 held.append(message)
             elif method == "textDocument/copilotInlineEdit":
                 write_message(out, answer(message, documents, rules, mode))
+            elif method == "workspace/executeCommand" and msg_id is not None and mode == "hold-accept":
+                held_accepts.append(msg_id)
             elif method == "workspace/executeCommand" and msg_id is not None:
                 write_message(out, {"id": msg_id, "result": None})
             elif method == "shutdown":

@@ -474,3 +474,43 @@ def test_ghost_text_for_an_insertion_after_the_cursor_then_a_box_for_several_lin
         assert vscode.saved_text("calc.py", applied) == applied.replace("old_total", LOOP)
         commands = [m["params"]["arguments"] for m in received("workspace/executeCommand")]
         assert commands[-1] == [f"scripted-{applied.index('old_total')}"], commands
+
+
+def test_undo_before_the_accept_is_acknowledged_asks_nothing(
+        toolchain: dict[str, str], vsix: Path, tiny_model: Path, tmp_path: Path) -> None:
+    """Tab applies a next edit and Ctrl+Z undoes it before the server has answered the accept command: the extension
+    then asked for the next edit anyway (the chained request after an accept), for the text as the undo left it, and
+    the server proposed the undone edit again at once. The scripted server holds the accept's answer until the next
+    message, the undo's change."""
+    log = tmp_path / "server-log.jsonl"
+    machine = {"infill.server.command": sys.executable,
+               "infill.server.args": [str(SCRIPTED), "old_total", "total", "hold-accept", str(log)]}
+    user = {**user_settings(tiny_model), "infill.nextEdit.debounceMs": 50}
+    text = "a = old_total\nb = old_total\n"
+    with open_vscode(toolchain, vsix, tmp_path / "session", user, machine, {"undo.py": text}) as vscode:
+        d = vscode.driver
+
+        def received() -> list[dict[str, Any]]:
+            return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+        d("open", name="undo.py", contains="a = old_total", timeout=WAIT)
+        vscode.wait_for(lambda: any(m.get("method") == "textDocument/didOpen" for m in received()),
+                        "the scripted server to have the file")
+        d("press", key="Control+Home")
+        d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+        vscode.wait_for(lambda: (lines := editor_lines(vscode)) and lines[0]["struck"] == ["old_total"],
+                        "the edit drawn on line 1")
+        d("press", key="Tab")  # on the cursor's line: applies it
+        vscode.wait_for(lambda: any(m.get("method") == "workspace/executeCommand" for m in received()),
+                        "the accept command (held by the server)")
+        d("press", key="Control+z")
+        vscode.wait_for(lambda: editor_lines(vscode)[0]["text"].startswith("a = old_total"), "the undo")
+        # An explicit request after it: the extension sends in order, so a chained request would come before it.
+        asked = len([m for m in received() if m.get("method") == "textDocument/copilotInlineEdit"])
+        d("command", title="Infill: Suggest the Next Edit", timeout=WAIT)
+        vscode.wait_for(lambda: len([m for m in received() if m.get("method") == "textDocument/copilotInlineEdit"])
+                        > asked, "the explicit request")
+        messages = received()
+        accept = next(i for i, m in enumerate(messages) if m.get("method") == "workspace/executeCommand")
+        after = [m for m in messages[accept:] if m.get("method") == "textDocument/copilotInlineEdit"]
+        assert len(after) == 1, f"only the explicit request after the undone accept: {after}"

@@ -416,8 +416,11 @@ export class NextEditController implements vscode.Disposable {
         const end = endAfterApply(edit);
         const cursor = new vscode.Position(end.line, end.character);
         editor.selection = new vscode.Selection(cursor, cursor);
+        const version = document.version;
         await this.accepted(client, edit.command);
-        if (vscode.window.activeTextEditor === editor) {
+        // Not when the text moved on meanwhile: an undo before the server acknowledged the accept is no edit to
+        // continue (the request would propose the undone edit again), and a change asks by itself.
+        if (vscode.window.activeTextEditor === editor && document.version === version) {
             await this.request(editor, INVOKED);
         }
     }
@@ -440,9 +443,13 @@ export class NextEditController implements vscode.Disposable {
         if (!client) {
             return;
         }
+        const before = vscode.window.activeTextEditor?.document;
+        const version = before?.version;
         await this.accepted(client, command as InlineEdit['command']);
         const editor = vscode.window.activeTextEditor;
-        if (editor && editor.document.uri.toString() === uri) {
+        // (as after apply(): not when the text moved on while the accept was reported)
+        if (editor && editor.document.uri.toString() === uri && editor.document === before
+            && editor.document.version === version) {
             if (this.timer) {
                 clearTimeout(this.timer);
                 this.timer = undefined;
