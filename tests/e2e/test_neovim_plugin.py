@@ -462,6 +462,14 @@ def test_choice_keys_without_a_suggestion_keep_their_meaning(scripted_nvim: Nvim
     nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["next"], WAIT, "the user's <M-]> mapping")
     nvim.send("<M-[>")
     nvim.wait_for(lambda: nvim.lua("vim.g.infill_test_keys") == ["next", "prev"], WAIT, "the user's <M-[> mapping")
+    # Without a mapping of its own, an ALT chord typed in insert mode acts like <Esc> and the key (|i_META|): here
+    # <Esc>] (the plugin's fallback inserted `]` instead).
+    nvim.exec_lua("vim.keymap.del('i', '<M-]>')")
+    nvim.send("<M-]><Esc>")  # (the <Esc> ends the `]` command, which waits for its next key)
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_get_mode().mode") == "n", WAIT, "normal mode")
+    assert buffer_lines(nvim) == ["x = 1", ""], "nothing inserted"
+    nvim.exec_lua("vim.keymap.set('i', '<M-]>', function() local keys = vim.g.infill_test_keys "
+                  "table.insert(keys, 'next') vim.g.infill_test_keys = keys end)")
 
     open_file(nvim, tmp_path / "cycle.py", SCRIPTED_HEAD)
     nvim.send("Go    ")
@@ -772,6 +780,11 @@ local buf = vim.api.nvim_create_buf(true, false)
 eq(yank.params(buf, { operator = 'd', regcontents = { 'x' } }), nil, 'deletes are not yanks')
 eq(yank.params(buf, { operator = 'y', regcontents = { '  ' } }), nil, 'blank yanks are not sent')
 eq(yank.params(buf, { operator = 'y', regcontents = { 'a', 'b' } }).text, 'a\nb', 'yanked lines')
+local keys = require('infill.keys')
+eq(keys.alt_as_esc('<M-]>'), '<Esc>]', 'an ALT chord acts like <Esc> and the key')
+eq(keys.alt_as_esc('<A-Right>'), '<Esc><Right>', 'a named key')
+eq(keys.alt_as_esc('<M-C-Right>'), nil, 'not with other modifiers')
+eq(keys.alt_as_esc('<Tab>'), nil, 'not without ALT')
 print('lua units ok')
 """
 

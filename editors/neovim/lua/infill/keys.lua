@@ -17,6 +17,18 @@ function M.global_mapping(mode, lhs)
   return nil
 end
 
+--- What an ALT chord without a mapping does when typed in insert mode (|i_META|): <Esc>, then the key (`<M-]>` →
+--- `<Esc>]`, `<M-Right>` → `<Esc><Right>`). Nil for keys with no ALT or with other modifiers too (`<M-C-Right>`).
+---@param lhs string
+---@return string?
+function M.alt_as_esc(lhs)
+  local key = lhs:match('^<[MmAa]%-(.+)>$')
+  if not key or key:match('^[CcSsDdTtMmAa]%-') then
+    return nil
+  end
+  return '<Esc>' .. (vim.fn.strchars(key) == 1 and key or ('<' .. key .. '>'))
+end
+
 --- The keys an expr mapping of `lhs` in `mode` returns to give the key its usual meaning.
 ---@param mode string
 ---@param lhs string
@@ -24,6 +36,13 @@ end
 function M.fallback(mode, lhs)
   local mapping = M.global_mapping(mode, lhs)
   if not mapping then
+    local esc = mode == 'i' and M.alt_as_esc(lhs)
+    if esc then
+      -- Returned from this mapping the chord would not act like <Esc> (only a typed one does): its ALT was dropped
+      -- and `<M-]>` inserted `]`. Fed as typed keys instead, mappings applying as they would to typed keys.
+      api.nvim_feedkeys(vim.keycode(esc), 'im', false)
+      return ''
+    end
     return lhs
   end
   local keys
