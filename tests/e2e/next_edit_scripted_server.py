@@ -7,8 +7,9 @@ JSON list of [old, new] pairs (argv[2] then unused), by the first pair whose old
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
 `malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
 arrives, so that a change is made while it is in flight), `hold-accept` (as `ok`, but the accept command is answered
-only when the next message arrives, so that the user acts before the client learns it was accepted). Every message received is appended to LOG (argv[4]) as one
-JSON line. Full document sync and UTF-16 positions keep it small; it is a test double, not a server."""
+only when the next message arrives, so that the user acts before the client learns it was accepted). Every message
+received is appended to LOG (argv[4]) as one JSON line. Full document sync and UTF-16 positions keep it small; it is
+a test double, not a server."""
 
 from __future__ import annotations
 
