@@ -363,7 +363,11 @@ def changed_machine_settings(vscode: VSCode, change: Callable[[dict[str, Any]], 
     try:
         yield
     finally:
+        starts = log_text(vscode).count("Infill: starting ")
         machine.write_text(good)
+    # The old server's `ready` may still show until the extension sees the change: wait for the new start first (a
+    # test after this one typed into the server's restart and lost its edit).
+    vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart with the settings back")
     ready = vscode.driver("status", icon="check", timeout=WAIT)
     assert ready["label"].startswith("Infill ready"), ready
 
