@@ -246,12 +246,18 @@ def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:
     rename_points(vscode, RESTART_FILE)
     d("command", title="Infill: Restart Server", timeout=WAIT)
     vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
-    d("status", icon="check", timeout=WAIT)
+    tab_is_tab_again(vscode, RESTART_FILE)
+
+
+def tab_is_tab_again(vscode: VSCode, name: str) -> None:
+    """Once the server is ready again, nothing is shown and Tab indents at the cursor: the edit the server that
+    stopped proposed is not applied."""
+    vscode.driver("status", icon="check", timeout=WAIT)
     assert not shown_anything(vscode)
-    d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
-    text = saved(vscode, RESTART_FILE)
+    vscode.driver("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
+    text = saved(vscode, name)
     assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
-    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the old server's edit was not applied"
+    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the stopped server's edit was not applied"
 
 
 def language_servers(vscode: VSCode) -> list[int]:
@@ -276,19 +282,13 @@ def language_servers(vscode: VSCode) -> list[int]:
 def test_a_crashed_server_takes_its_shown_edit_with_it(vscode: VSCode) -> None:
     """The language server dies while a next edit is shown (vscode-languageclient then starts it again): the edit
     stayed drawn, with Tab bound to apply it and report it to a server that never proposed it."""
-    d = vscode.driver
     rename_points(vscode, CRASH_FILE)
     servers = language_servers(vscode)
     assert len(servers) == 1, servers
     os.kill(servers[0], signal.SIGKILL)
     vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
     vscode.wait_for(lambda: language_servers(vscode) not in ([], servers), "the server to be started again")
-    d("status", icon="check", timeout=WAIT)
-    assert not shown_anything(vscode)
-    d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
-    text = saved(vscode, CRASH_FILE)
-    assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
-    assert text.splitlines()[4] == SHIFT.splitlines()[4], "the dead server's edit was not applied"
+    tab_is_tab_again(vscode, CRASH_FILE)
 
 
 def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vscode: VSCode) -> None:
