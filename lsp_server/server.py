@@ -769,20 +769,20 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
                                 "files that may hold secrets are never sent to a model")
         return empty
     encoding = ls.encoding
-    position = params.position
-    ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
-                        indent_unit=settings.indent_unit, filepath=uri_to_path(uri),
-                        window=Window.for_model(settings.engine.completion))
+    window = Window.for_model(settings.engine.completion)
+    cursor = doc.offset_at(params.position.line, params.position.character, encoding)
     # Items start where the cursor really is: a position past the end of its line or of the document is clamped.
-    position = types.Position(*doc.position_at(ctx.offset, encoding))
-    selected = _selected_item(doc, params.context.selected_completion_info, ctx.offset, encoding)
+    position = types.Position(*doc.position_at(cursor, encoding))
+    selected = _selected_item(doc, params.context.selected_completion_info, cursor, encoding)
     cells = ls.notebooks.around(uri) if len(ls.notebooks) else None
-    if selected is not None or cells is not None:
-        window = Window.for_model(settings.engine.completion)
+    if selected is not None or cells is not None:  # the context of a text a little other than the document's
         lead, trail = _other_cells(ls, doc, cells, window) if cells is not None else ("", "")
-        start, end, text = (selected.start, selected.end, selected.text) if selected else (ctx.offset, ctx.offset, "")
+        start, end, text = (selected.start, selected.end, selected.text) if selected else (cursor, cursor, "")
         ctx = build_context_with_item(doc, start, end, text, lead=lead, trail=trail, policy=settings.multiline,
                                       indent_unit=settings.indent_unit, filepath=uri_to_path(uri), window=window)
+    else:
+        ctx = build_context(doc, position.line, position.character, encoding, policy=settings.multiline,
+                            indent_unit=settings.indent_unit, filepath=uri_to_path(uri), window=window)
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     service = ls.service
 
