@@ -96,6 +96,15 @@ def skipped_dir(name: str) -> bool:
     return name in SKIP_DIRS or name.startswith(".")
 
 
+def _first_time(path: str, seen: set[str]) -> bool:
+    """Whether `path` is not in `seen` yet (then it is added): a file walked again, from a folder listed twice or
+    one inside another, counts once."""
+    if path in seen:
+        return False
+    seen.add(path)
+    return True
+
+
 def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callable[[str], bool],
          stop: Callable[[], bool] = lambda: False) -> Iterator[FileEntry]:
     """The files the scan reads, without reading them (bounded; see the module docstring): what the full scan and
@@ -112,21 +121,17 @@ def walk(folders: list[str], *, max_files: int, max_bytes: int, excluded: Callab
             if stop() or count >= max_files:
                 return
             found += 1
-            if entry.path in seen:
-                continue
-            seen.add(entry.path)
-            count += 1
-            yield entry
+            if _first_time(entry.path, seen):
+                count += 1
+                yield entry
         if found:
             continue
         for entry in _walk_tree(root, deferred, max_bytes, excluded, None, stop):  # the folder's only code, if any
             if stop() or count >= max_files:
                 return
-            if entry.path in seen:
-                continue
-            seen.add(entry.path)
-            count += 1
-            yield entry
+            if _first_time(entry.path, seen):
+                count += 1
+                yield entry
 
 
 def _walk_tree(root: str, stack: list[tuple[str, list[tuple[str, object]]]], max_bytes: int,
