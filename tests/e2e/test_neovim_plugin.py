@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -63,6 +64,16 @@ def find_nvim() -> str | None:
     return None
 
 
+def _accepts(path: str) -> bool:
+    """Whether a Unix socket at `path` takes a connection now."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        try:
+            client.connect(path)
+        except OSError:
+            return False
+    return True
+
+
 def lua_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid Lua string literal for these ASCII paths
 
@@ -79,7 +90,9 @@ class Nvim:
             self.proc = subprocess.Popen(
                 [binary, "--headless", "--listen", self.socket, "-n", "-i", "NONE", "-u", str(init)],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir)
-        self.wait_for(lambda: os.path.exists(self.socket), 20.0, "Neovim's RPC socket")
+        # Listening, not only there: the socket's file exists from its bind, a moment before Neovim listens, and a
+        # client in between was refused (a loaded machine widens the moment).
+        self.wait_for(lambda: _accepts(self.socket), 20.0, "Neovim's RPC socket")
 
     def _client(self, *args: str) -> str:
         result = subprocess.run([self.binary, "--server", self.socket, *args], capture_output=True, text=True,
