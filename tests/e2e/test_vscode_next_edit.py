@@ -36,6 +36,7 @@ from .test_vscode_editor import (
     _json_after,
     machine_settings,
     open_vscode,
+    parse_status_trace,
     toolchain,
     user_settings,
     vsix,
@@ -366,10 +367,18 @@ def changed_machine_settings(vscode: VSCode, change: Callable[[dict[str, Any]], 
         starts = log_text(vscode).count("Infill: starting ")
         machine.write_text(good)
     # The old server's `ready` may still show until the extension sees the change: wait for the new start first (a
-    # test after this one typed into the server's restart and lost its edit).
+    # test after this one typed into the server's restart and lost its edit), then for that server's own `ready`
+    # (the status item lags the log line: a check icon seen right after it could still be the old server's).
     vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart with the settings back")
+    vscode.wait_for(lambda: ready_since_last_start(log_text(vscode)), "the restarted server's ready status")
     ready = vscode.driver("status", icon="check", timeout=WAIT)
     assert ready["label"].startswith("Infill ready"), ready
+
+
+def ready_since_last_start(log: str) -> bool:
+    """The server the extension started last has sent its `ready` status (from the LSP trace in the log)."""
+    at = log.rfind("Infill: starting ")
+    return at >= 0 and any(status.get("kind") == "ready" for status in parse_status_trace(log[at:]))
 
 
 def test_server_args_of_the_wrong_type_are_named_and_fixing_them_starts_the_server(vscode: VSCode) -> None:
