@@ -245,8 +245,13 @@ def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:
     with Tab still bound to apply it (and to report it to a server that never proposed it)."""
     d = vscode.driver
     rename_points(vscode, RESTART_FILE)
+    starts = log_text(vscode).count("Infill: starting ")
     d("command", title="Infill: Restart Server", timeout=WAIT)
     vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
+    # the new server's own ready (a check icon seen before could be the old server's: the next test then typed into
+    # the restart, and its edit got no next edit)
+    vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart")
+    vscode.wait_for(lambda: ready_since_last_start(log_text(vscode)), "the restarted server's ready status")
     tab_is_tab_again(vscode, RESTART_FILE)
 
 
