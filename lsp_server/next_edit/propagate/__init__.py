@@ -17,7 +17,7 @@ when the edited one was.
 Which occurrence: the next one after the cursor; only a rename in code goes back above it (not a one-letter name, nor
 to a comment). In code, uses in code come before mentions in comments; in comments and strings, where the user picks
 each mention, the one in the edited one's shape and with its neighbouring words comes first (docs/next-edit.md has
-what each rule fixed on the benchmark, and what was tried and dropped).
+the rules and what was tried and dropped; what each rule fixed on the benchmark is in its git history).
 
 The package, in the order a request goes through it: tokens.py cuts text into tokens (shared by all); last_edit.py
 says what the last edit changed (`substitution()`), with widening.py for the anchors of changes that are no whole

@@ -1,7 +1,8 @@
 """The largest set of rules, kept apart so that `substitution()` reads as its steps: a change that is not a whole
 name on both sides (a literal, an inserted argument, a built-in type, a keyword) says nothing of where it stands again
 until it is widened by its unchanged neighbouring tokens to hold a name that anchors it; each rule here is one kind of
-anchor (docs/next-edit.md has what each fixed on the benchmark)."""
+anchor (docs/next-edit.md, "Propagation rules", lists them; what each fixed on the benchmark is in that file's git
+history)."""
 
 from __future__ import annotations
 
