@@ -156,7 +156,9 @@ class Engine:
             self._emit(StatusEvent("error", f"Infill could not start its model: {exc}"))
             log.error("engine start failed: %s", exc)
         else:
-            self._emit(StatusEvent("ready", "Infill is ready"))
+            # with a shared local server: who runs it (this process, or which other Infill process)
+            self._emit(StatusEvent("ready", "Infill is ready",
+                                   detail=self._local.describe() if self._local is not None else None))
         finally:
             self._ready.set()
 
@@ -200,7 +202,7 @@ class Engine:
         await self.wait_ready(ready_timeout)
         generation = self._require_generation()
         if self._local is not None:
-            count = min(count, self._local.supervisor.settings.parallel)
+            count = min(count, self._local.settings.parallel)
         try:
             return await generation.generate_choices(request, options, count)
         except BackendError as exc:

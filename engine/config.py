@@ -196,6 +196,10 @@ class LocalServerSettings:
     batch_size: int = 0
     start_timeout: float = 120.0
     extra_args: tuple[str, ...] = ()
+    #: Infill processes on this machine with the same model and server settings use one llama-server: the first runs
+    #: it, the others use it, and one of them takes over when it exits (engine/local/shared.py). False: each process
+    #: starts its own.
+    share: bool = True
 
     def __post_init__(self) -> None:
         if self.parallel < 1:

@@ -46,7 +46,8 @@ def test_doctor_json_reports_server_timings(llama_server_binary: str, tiny_model
                  "--binary", llama_server_binary, *isolated])
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["ok"]
-    assert [s["name"] for s in report["steps"]] == ["config", "speculation", "binary", "model", "server", "completion"]
+    assert [s["name"] for s in report["steps"]] == ["config", "speculation", "binary", "model", "model server",
+                                                      "server", "completion"]
     timings = report["timings"]
     # The tiny model never emits EOS, so llama-server generates exactly n_predict tokens.
     assert timings["generated_tokens"] == 7

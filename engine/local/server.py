@@ -6,7 +6,11 @@ load the model two or three times; `start_local_server` hands out one reference-
 (model file, settings) and the last `close()` stops the child.
 
 Why the engines wait: after a crash the supervisor restarts llama-server (maybe on another port); the engines ask
-for the current base URL before each request and wait for the restart instead of failing every request meanwhile."""
+for the current base URL before each request and wait for the restart instead of failing every request meanwhile.
+
+Across processes (`completion.local.share`, on by default): the llama-server itself is one per machine for the same
+model and server settings (engine.local.shared): this process runs it (the owner) or uses another Infill process's
+(attached), and takes it over when that process goes away."""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import asyncio
 import dataclasses
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
@@ -23,8 +28,12 @@ from ..models import ResolvedModel, resolve_model
 from ..prompt import PromptTemplate
 from ..types import StatusCallback, StatusEvent
 from .binary import require_llama_server
+from .shared import ModelServer, RunDirError, SharedLlamaServer, prepare_run_dir, run_dir, server_key
 from .slots import SlotRouter
 from .supervisor import LlamaServerSupervisor
+
+if TYPE_CHECKING:
+    from ..backends.shared_server import SharedServerGate
 
 log = logging.getLogger(__name__)
 
@@ -62,10 +71,29 @@ class _LocalEndpoint:
 
 
 class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
+    """A completion stream on the local server. Where another Infill process runs that server (attached), requests
+    are not pinned to slots and guesses yield, as on any server others share (engine.backends.shared_server)."""
+
     def __init__(self, server: "LocalServer", use_infill: bool):
         self._server = server
-        super().__init__(server.endpoint, use_infill=use_infill, http=LOCAL_HTTP)
-        self.router = server.slot_router
+        self._gate: SharedServerGate | None = None
+        super().__init__(server.endpoint_or_none() or "http://127.0.0.1", use_infill=use_infill, http=LOCAL_HTTP,
+                         shared=server.shared_with_others)
+
+    @property
+    def router(self) -> SlotRouter | None:  # type: ignore[override]
+        """The server's router while this process runs it; None (llama-server chooses) while attached. It only ever
+        changes from None to a router (a takeover), so a request's `begin` and `end` go to the same one."""
+        return self._server.slot_router
+
+    @property
+    def gate(self) -> SharedServerGate | None:
+        """The shared-server gate while attached; none once this process runs the server itself (a takeover)."""
+        return self._gate if self._server.shared_with_others else None
+
+    @gate.setter
+    def gate(self, value: SharedServerGate | None) -> None:
+        self._gate = value
 
 
 class LocalChat(_LocalEndpoint, LlamaCppChat):
@@ -90,10 +118,11 @@ class LocalTokenizer(_LocalEndpoint, LlamaCppTokenizer):
 
 
 class LocalServer:
-    """A running, supervised llama-server and what the engine needs from it."""
+    """A running llama-server and what the engine needs from it. `backing`: the supervisor of this process's own
+    server (`share = false`), or a SharedLlamaServer (this process runs it for the machine, or uses another's)."""
 
-    def __init__(self, supervisor: LlamaServerSupervisor, model: ResolvedModel, cfg: ModelConfig, key: tuple):
-        self.supervisor = supervisor
+    def __init__(self, backing: ModelServer, model: ResolvedModel, cfg: ModelConfig, key: tuple):
+        self.backing = backing
         self.model = model
         self.cfg = cfg
         self._key = key
@@ -101,22 +130,59 @@ class LocalServer:
         self.has_fim = False
         self._tokenizer: LocalTokenizer | None = None
         self._closed = False
-        #: Infill is this server's only client: it chooses the slot of each completion (see engine.local.slots).
-        self.slot_router = SlotRouter(supervisor.settings.parallel)
+        self._router: SlotRouter | None = None
+
+    @property
+    def supervisor(self) -> LlamaServerSupervisor | None:
+        """This process's supervisor; None while another Infill process runs the server."""
+        if isinstance(self.backing, LlamaServerSupervisor):
+            return self.backing
+        if isinstance(self.backing, SharedLlamaServer):
+            return self.backing.supervisor
+        return None
+
+    @property
+    def settings(self) -> LocalServerSettings:
+        return self.backing.settings
+
+    @property
+    def shared_with_others(self) -> bool:
+        """Another Infill process runs this server (and other editors use it): llama-server picks the slots."""
+        return self.supervisor is None
+
+    @property
+    def slot_router(self) -> SlotRouter | None:
+        """While this process runs the server, Infill chooses the slot of each completion (see engine.local.slots);
+        while another process runs it, llama-server does."""
+        if self.supervisor is None:
+            return None
+        if self._router is None:
+            self._router = SlotRouter(self.settings.parallel)
+        return self._router
+
+    def describe(self) -> str | None:
+        """Who runs the model server (None: this process, not shared)."""
+        return self.backing.describe() if isinstance(self.backing, SharedLlamaServer) else None
 
     @property
     def endpoint(self) -> str:
-        return self.supervisor.base_url
+        return self.backing.base_url
+
+    def endpoint_or_none(self) -> str | None:
+        try:
+            return self.backing.base_url
+        except BackendError:
+            return None
 
     @property
     def failed_reason(self) -> str | None:
-        return self.supervisor.failed_reason
+        return self.backing.failed_reason
 
     async def ready_url(self) -> str:
         """The current base URL, waiting (up to the start timeout) while llama-server restarts."""
         if self._closed:
             raise BackendError("llama-server", "the local model server was closed")
-        return await self.supervisor.wait_ready(self.supervisor.settings.start_timeout)
+        return await self.backing.wait_ready(self.settings.start_timeout)
 
     async def _detect_fim(self) -> None:
         """`/props` does not list FIM tokens, so ask `/infill` for one token (501 = no FIM tokens); when that fails
@@ -138,7 +204,7 @@ class LocalServer:
 
     def embedding(self) -> LlamaCppEmbedding:
         """Embeddings need llama-server started with `--embedding`, which is the `local.embedding` setting."""
-        if not self.supervisor.settings.embedding:
+        if not self.settings.embedding:
             raise BackendUnavailable("llama-server", f"{self.model.path.name} was started without embeddings: "
                                                      "set local.embedding = true for this model")
         return LocalEmbedding(self)
@@ -182,17 +248,33 @@ class LocalServer:
             del _SERVERS[self._key]
         if self._tokenizer is not None:
             await self._tokenizer.close()
-        await self.supervisor.stop()
+        await self.backing.stop()
 
 
 _SERVERS: dict[tuple, LocalServer] = {}
 _STARTING: dict[tuple, asyncio.Future] = {}
 
 
-def _server_settings(settings: LocalServerSettings, model: ResolvedModel) -> LocalServerSettings:
+def server_settings(settings: LocalServerSettings, model: ResolvedModel) -> LocalServerSettings:
+    """The settings the server is started with: the model directory's chat template unless one is configured."""
     if model.chat_template and not settings.chat_template:
         return dataclasses.replace(settings, chat_template=model.chat_template)
     return settings
+
+
+def _machine_server(binary: str, model: ResolvedModel, settings: LocalServerSettings,
+                    on_status: StatusCallback | None) -> LlamaServerSupervisor | SharedLlamaServer:
+    """The server shared with the other Infill processes of this machine (`share`), else this process's own."""
+    if settings.share:
+        directory = run_dir()
+        try:
+            prepare_run_dir(directory)
+            key = server_key(binary, model.path, settings)
+        except (RunDirError, OSError) as exc:
+            log.warning("not sharing llama-server with other Infill processes: %s", exc)
+        else:
+            return SharedLlamaServer(binary, model.path, settings, directory, key, on_status=on_status)
+    return LlamaServerSupervisor(binary, model.path, settings, on_status=on_status)
 
 
 async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
@@ -202,7 +284,7 @@ async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
     Raises BackendUnavailable (no binary, or the supervisor gave up, with its diagnosis) or ModelError."""
     emit = _threadsafe(on_status)
     model = await asyncio.to_thread(resolve_model, cfg, engine_cfg, emit)
-    settings = _server_settings(cfg.local, model)
+    settings = server_settings(cfg.local, model)
     key = (str(Path(model.path).resolve()), settings)
 
     existing = _SERVERS.get(key)
@@ -224,13 +306,13 @@ async def start_local_server(cfg: ModelConfig, engine_cfg: EngineConfig,
     _STARTING[key] = future
     try:
         binary = require_llama_server(settings.binary)
-        supervisor = LlamaServerSupervisor(binary, model.path, settings, on_status=on_status)
-        await supervisor.start()
-        server = LocalServer(supervisor, model, cfg, key)
+        backing = _machine_server(binary, model, settings, on_status)
+        await backing.start()
+        server = LocalServer(backing, model, cfg, key)
         try:
             await server._detect_fim()
         except BaseException:
-            await supervisor.stop()
+            await backing.stop()
             raise
         _SERVERS[key] = server
         future.set_result(server)

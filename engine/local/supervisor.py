@@ -254,6 +254,9 @@ class LlamaServerSupervisor:
         self._hang_reason: str | None = None
         #: The environment of the first child, given to every restarted one (a restart must not change it).
         self._env: dict[str, str] | None = None
+        #: Called from the monitor thread with "ready" (a child is healthy, maybe on a new port) or "failed" (gave
+        #: up): engine.local.shared publishes the running server to the other Infill processes of this machine.
+        self.on_state: Callable[[str], None] | None = None
 
     @property
     def adaptive_threads(self) -> bool:
@@ -411,6 +414,11 @@ class LlamaServerSupervisor:
             if reason is not None:
                 self._failed_reason = reason
             self._cond.notify_all()
+        if self.on_state is not None:
+            try:
+                self.on_state(state)
+            except Exception:  # a listener must never break supervision
+                log.exception("llama-server state callback failed")
 
     def _give_up(self, reason: str) -> None:
         log.error("llama-server: %s", reason)

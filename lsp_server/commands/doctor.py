@@ -153,6 +153,8 @@ def speculation_step(config_file: str | None) -> Step:
 
 def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
     from engine.local.binary import INSTALL_ADVICE, binary_version, require_llama_server
+    from engine.local.server import server_settings
+    from engine.local.shared import report as machine_server_report
     from engine.local.supervisor import LlamaServerSupervisor
     from engine.models import resolve_model
 
@@ -195,6 +197,8 @@ def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
                    f"{human_size(resolved.path.stat().st_size)}, {features})")
     for warning in resolved.warnings:
         report.steps.append(Step("model note", True, warning))
+    report.steps.append(Step("model server", True, machine_server_report(binary, resolved.path,
+                                                                         server_settings(cfg.local, resolved))))
 
     step = report.step("server")
     settings = replace(cfg.local, parallel=1)

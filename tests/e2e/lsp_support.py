@@ -20,11 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_env() -> dict[str, str]:
-    """Keep the user's config file and state directory out of the tests."""
+    """Keep the user's config file, state and run directories out of the tests."""
     home = tempfile.mkdtemp(prefix="infill-lsp-test-")
     env = dict(os.environ)
     env.update(XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_STATE_HOME=os.path.join(home, "state"),
-               XDG_CACHE_HOME=os.path.join(home, "cache"), PYTHONPATH=str(ROOT))
+               XDG_CACHE_HOME=os.path.join(home, "cache"), PYTHONPATH=str(ROOT),
+               # a run directory of its own: servers of other tests never share their llama-server with this one
+               INFILL_RUN_DIR=os.path.join(home, "run"))
     env.pop("INFILL_CONFIG", None)
     return env
 
