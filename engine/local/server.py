@@ -18,7 +18,7 @@ import asyncio
 import dataclasses
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
@@ -26,7 +26,7 @@ from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfi
 from ..errors import BackendError, BackendUnavailable
 from ..models import ResolvedModel, resolve_model
 from ..prompt import PromptTemplate
-from ..types import StatusCallback, StatusEvent
+from ..types import CompletionOptions, Prompt, StatusCallback, StatusEvent
 from .binary import require_llama_server
 from .shared import ModelServer, RunDirError, SharedLlamaServer, prepare_run_dir, run_dir, server_key
 from .slots import SlotRouter
@@ -71,14 +71,15 @@ class _LocalEndpoint:
 
 
 class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
-    """A completion stream on the local server. Where another Infill process runs that server (attached), requests
-    are not pinned to slots and guesses yield, as on any server others share (engine.backends.shared_server)."""
+    """A completion stream on the local server. While other Infill processes use the same server (engine.local.shared),
+    requests are not pinned to slots, guesses yield and no warm-up is sent, as on any server others share
+    (engine.backends.shared_server); while this process is its only client, Infill chooses the slots."""
 
     def __init__(self, server: "LocalServer", use_infill: bool):
         self._server = server
         self._gate: SharedServerGate | None = None
         super().__init__(server.endpoint_or_none() or "http://127.0.0.1", use_infill=use_infill, http=LOCAL_HTTP,
-                         shared=server.shared_with_others)
+                         shared=server.shareable)
 
     @property
     def router(self) -> SlotRouter | None:  # type: ignore[override]
@@ -88,12 +89,17 @@ class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
 
     @property
     def gate(self) -> SharedServerGate | None:
-        """The shared-server gate while attached; none once this process runs the server itself (a takeover)."""
+        """The shared-server gate while other Infill processes use the server; None while this one is alone."""
         return self._gate if self._server.shared_with_others else None
 
     @gate.setter
     def gate(self, value: SharedServerGate | None) -> None:
         self._gate = value
+
+    def _pin(self, body: dict[str, Any], prompt: Prompt, options: CompletionOptions) -> int | None:
+        if self._server.shared_with_others:  # a pin to a slot another process is using would wait for it
+            return None
+        return super()._pin(body, prompt, options)
 
 
 class LocalChat(_LocalEndpoint, LlamaCppChat):
@@ -146,9 +152,15 @@ class LocalServer:
         return self.backing.settings
 
     @property
+    def shareable(self) -> bool:
+        """Other Infill processes may use this server (`completion.local.share` and a usable run directory)."""
+        return isinstance(self.backing, SharedLlamaServer)
+
+    @property
     def shared_with_others(self) -> bool:
-        """Another Infill process runs this server (and other editors use it): llama-server picks the slots."""
-        return self.supervisor is None
+        """Other Infill processes use this server now: another runs it, or this one runs it and others are attached."""
+        backing = self.backing
+        return isinstance(backing, SharedLlamaServer) and (not backing.owns or backing.others_attached())
 
     @property
     def slot_router(self) -> SlotRouter | None:

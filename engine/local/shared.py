@@ -22,8 +22,11 @@ How (no daemon, no orphans):
 - What the json says is checked, never trusted: a 127.0.0.1 URL whose port is the record's, a live owner, and a live
   process whose command line is a server on that port; anything else counts as no record.
 
-An attached process lets llama-server choose each request's slot and treats the server as one others share (its
-guesses yield, engine.backends.shared_server); the owner keeps pinning its own requests (engine.local.slots)."""
+Each attached process holds a shared flock on `<key>.users`, so the owner can tell (one non-blocking flock per request)
+whether others use its server. While they do, every one of them, the owner included, treats the server as one others
+share: requests are not pinned to slots (llama-server chooses), guesses yield and no cache warm-up is sent
+(engine.backends.shared_server). An owner alone pins and guesses as Infill does on its own server
+(engine.local.slots)."""
 
 from __future__ import annotations
 
@@ -261,6 +264,10 @@ class SharedLlamaServer:
         self.key = key
         self.lock_path = directory / f"{key}.lock"
         self.record_path = directory / f"{key}.json"
+        #: Attached processes hold a shared flock on it, so the owner can tell whether anyone else uses its server.
+        self.users_path = directory / f"{key}.users"
+        self._users_fd: int | None = None
+        self._users_locked = False
         self._on_status = on_status
         self._loop: asyncio.AbstractEventLoop | None = None
         self._mutex = threading.Lock()
@@ -314,6 +321,43 @@ class SharedLlamaServer:
         if self.supervisor is not None:
             return self.supervisor.failed_reason
         return self._failed_reason
+
+    def others_attached(self) -> bool:
+        """Whether other Infill processes use this process's server now (asked per request: one flock call)."""
+        with self._mutex:
+            if self._users_fd is None:
+                try:
+                    self._users_fd = os.open(self.users_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                                             0o600)
+                except OSError:
+                    return False
+            try:
+                fcntl.flock(self._users_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(self._users_fd, fcntl.LOCK_UN)
+            return False
+
+    def _register_as_user(self) -> None:
+        """Attached: hold a shared lock on the users file (tried at every look until it is taken: the owner holds it
+        exclusively only for the moment of its check)."""
+        with self._mutex:
+            if self._users_locked:
+                return
+            try:
+                if self._users_fd is None:
+                    self._users_fd = os.open(self.users_path,
+                                             os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                fcntl.flock(self._users_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError:
+                return
+            self._users_locked = True
+
+    def _unregister_as_user(self) -> None:
+        with self._mutex:
+            fd, self._users_fd, self._users_locked = self._users_fd, None, False
+        if fd is not None:
+            os.close(fd)
 
     def describe(self) -> str:
         """Who runs the model server, for the status and the log."""
@@ -392,6 +436,7 @@ class SharedLlamaServer:
             self._withdraw()  # first: nobody attaches to a server that is going away
             supervisor.stop_blocking()
         self._release()
+        self._unregister_as_user()
         _LIVE.discard(self)
 
     # --- owner ----------------------------------------------------------------------------------------------------
@@ -476,6 +521,7 @@ class SharedLlamaServer:
                     if self._try_lock():
                         self._take_over()
                         return
+                    self._register_as_user()
                     self._look(client)
                     self._stopping.wait(self.poll_interval)
         except Exception as exc:  # never let the thread die silently: callers must learn why
@@ -517,6 +563,7 @@ class SharedLlamaServer:
                 return
             self._base_url = None
         self.takeovers += 1
+        self._unregister_as_user()  # its own shared lock would make its check see a user
         who = f"Infill process {previous}" if previous is not None else "the Infill process that ran it"
         log.info("the llama-server of %s has gone; this process starts it now", who)
         self._emit(StatusEvent("starting", f"The llama-server of {who} has gone: starting it in this process"))

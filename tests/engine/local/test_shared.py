@@ -23,10 +23,13 @@ from engine.local.server import start_local_server
 from engine.local.shared import (Record, RunDirError, SharedLlamaServer, plausible, prepare_run_dir, read_record,
                                  run_dir, server_key, write_record)
 from engine.local.supervisor import LlamaServerSupervisor
+from engine.types import CompletionOptions, Prompt
 
 from .test_supervisor import wait_until_dead
 
 SETTINGS = LocalServerSettings(parallel=1, ctx_size=1024, start_timeout=30.0)
+PROMPT = Prompt(text="def add(a, b):", prefix="def add(a, b):", suffix="\n")
+OPTIONS = CompletionOptions(max_decoding_tokens=4, sampling_temperature=0.0)
 
 
 @pytest.fixture
@@ -193,6 +196,17 @@ def hold_lock(path: Path) -> int:
     return fd
 
 
+def can_lock(path: Path) -> bool:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.llama_server
 async def test_attached_ignores_a_stale_record_uses_a_live_one_and_takes_over(
         llama_server_binary: str, tiny_model: Path, llama_server_supervisor: LlamaServerSupervisor,
@@ -229,6 +243,7 @@ async def test_attached_ignores_a_stale_record_uses_a_live_one_and_takes_over(
         assert not attached.owns and attached.pid == pid and attached.owner_pid == os.getpid()
         assert "using the llama-server started by Infill process" in attached.describe()
         assert any(e.kind == "ready" and f"Infill process {os.getpid()}" in e.message for e in events)
+        assert not can_lock(directory / f"{key}.users")  # it is registered as a user of the owner's server
 
         # the owner goes away (releases its lock): the attached one starts its own server and publishes it
         os.unlink(record_path)
@@ -245,6 +260,7 @@ async def test_attached_ignores_a_stale_record_uses_a_live_one_and_takes_over(
         record = read_record(record_path)
         assert record is not None and record.pid == supervisor.pid and record.base_url == new_url
         assert "this process runs the model server" in attached.describe()
+        assert can_lock(directory / f"{key}.users") and not attached.others_attached()  # no longer a user
         child = supervisor.pid
     finally:
         await attached.stop()
@@ -275,6 +291,23 @@ async def test_in_process_owner_publishes_and_reports(llama_server_binary: str, 
         assert shared.report(llama_server_binary, tiny_model, cfg.local).startswith(
             f"shared: Infill process {os.getpid()} runs llama-server (pid {record.pid}")
         assert "this process runs the model server" in (server.describe() or "")
+
+        # alone, it pins its requests to slots and sends guesses unasked; while another process is attached (holds
+        # the users file), llama-server chooses the slots and guesses yield, as on any server others share
+        stream = server.completion_stream()
+        try:
+            assert stream.gate is None and stream._pin({}, PROMPT, OPTIONS) == 0
+            stream.router.end(0)
+            user = os.open(directory / f"{record_file.stem}.users", os.O_RDWR)
+            fcntl.flock(user, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            try:
+                assert server.shared_with_others and server.backing.others_attached()
+                assert stream.gate is not None and stream._pin({}, PROMPT, OPTIONS) is None
+            finally:
+                os.close(user)
+            assert not server.shared_with_others and stream.gate is None
+        finally:
+            await stream.close()
     finally:
         await server.close()
     assert not list(directory.glob("*.json"))
