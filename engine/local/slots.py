@@ -14,7 +14,8 @@ slot is released, which for a cancelled request is after one batch: shorter than
 - A slot with a stream still open (a generation nobody cancelled) is avoided while another is free.
 - A speculative request goes to the user's slot only when it continues what that slot holds (its prompt shares at
   least half of the slot's); otherwise it takes the last slot, so that a guess never evicts the user's prompt cache.
-- A user's llama-server (the `llama.cpp/*` kinds) is shared with others: its requests are never pinned."""
+- A user's llama-server (the `llama.cpp/*` kinds) is shared with others: its requests are never pinned. Nor are
+  those to Infill's own server while other Infill processes of the machine use it too (engine.local.shared)."""
 
 from __future__ import annotations
 
