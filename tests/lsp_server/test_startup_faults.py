@@ -101,6 +101,9 @@ class FakeLocalServer:
     def prompt_template(self, cfg=None) -> PromptTemplate:
         return PromptTemplate.from_setting(None)
 
+    def describe(self) -> str | None:
+        return None  # not shared with other Infill processes
+
     async def close(self) -> None:
         pass
 
