@@ -34,7 +34,6 @@ import asyncio
 import atexit
 import dataclasses
 import errno
-import fcntl
 import hashlib
 import json
 import logging
@@ -48,6 +47,11 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 import httpx
+
+try:  # POSIX file locks; where there are none (Windows), every process runs its own llama-server
+    import fcntl
+except ImportError:  # pragma: no cover - not on the platforms the tests run on
+    fcntl = None  # type: ignore[assignment]
 
 from ..config import LocalServerSettings
 from ..errors import BackendUnavailable
@@ -105,6 +109,8 @@ def run_dir() -> Path:
 
 def prepare_run_dir(path: Path) -> Path:
     """Create `path` (mode 0700) and check that it is this user's directory and nobody else may write to it."""
+    if fcntl is None:
+        raise RunDirError("this system has no POSIX file locks (fcntl), which sharing llama-server needs")
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = os.stat(path)

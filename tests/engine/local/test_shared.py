@@ -118,6 +118,22 @@ def test_a_file_as_run_dir_is_refused(tmp_path: Path) -> None:
         prepare_run_dir(tmp_path / "run")
 
 
+async def test_without_file_locks_each_process_runs_its_own_server(tiny_model: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Windows has no `fcntl`: the local backend must still import and run, each process with its own server."""
+    from engine.local.server import _machine_server
+    from engine.models import resolve_model
+
+    monkeypatch.setattr(shared, "fcntl", None)
+    monkeypatch.setenv("INFILL_RUN_DIR", str(tmp_path / "run"))
+    cfg = ModelConfig(kind="local", model=str(tiny_model))
+    model = await asyncio.to_thread(resolve_model, cfg, EngineConfig(completion=cfg), lambda event: None)
+    backing = _machine_server("/bin/true", model, cfg.local, None)
+    assert isinstance(backing, LlamaServerSupervisor) and not (tmp_path / "run").exists()
+    assert "no POSIX file locks" in caplog.text
+
+
 # --- the record ------------------------------------------------------------------------------------------------------
 
 RECORD = Record(pid=1234, port=4567, base_url="http://127.0.0.1:4567", owner_pid=1230, model="/m.gguf",
