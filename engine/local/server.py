@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..backends.llama_cpp import (LlamaCppChat, LlamaCppCompletion, LlamaCppEmbedding, LlamaCppTokenizer,
                                   supports_infill)
 from ..config import EngineConfig, HttpSettings, LocalServerSettings, ModelConfig
-from ..errors import BackendError, BackendUnavailable
+from ..errors import BackendError, BackendUnavailable, SpeculationHeld
 from ..models import ResolvedModel, resolve_model
 from ..prompt import PromptTemplate
 from ..types import CompletionOptions, Prompt, StatusCallback, StatusEvent
@@ -100,6 +100,20 @@ class LocalCompletion(_LocalEndpoint, LlamaCppCompletion):
         if self._server.shared_with_others:  # a pin to a slot another process is using would wait for it
             return None
         return super()._pin(body, prompt, options)
+
+    async def warm(self, prompt: Prompt) -> None:
+        """While other Infill processes of this machine use the server, a warm-up is sent when nobody else is busy on
+        it this moment (`SharedServerGate.busy_with_others`), not never as on a team's server: those processes are
+        one person's editors, who seldom type in two at once, and without warm-ups an idle second window cost the
+        active one its prefilled prompts. A request from another window meanwhile takes the other slot."""
+        gate = self.gate
+        if gate is None:
+            await super().warm(prompt)
+            return
+        reason = await gate.busy_with_others()
+        if reason is not None:
+            raise SpeculationHeld("llama-server", f"cache warm-up not sent: {reason}")
+        await self._send_warm_up(prompt)
 
 
 class LocalChat(_LocalEndpoint, LlamaCppChat):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import EngineConfig, LocalServerSettings, ModelConfig
-from engine.errors import BackendUnavailable
+from engine.errors import BackendUnavailable, SpeculationHeld
 from engine.local import shared
 from engine.local.server import start_local_server
 from engine.local.shared import (Record, RunDirError, SharedLlamaServer, plausible, prepare_run_dir, read_record,
@@ -319,6 +319,23 @@ async def test_in_process_owner_publishes_and_reports(llama_server_binary: str, 
             try:
                 assert server.shared_with_others and server.backing.others_attached()
                 assert stream.gate is not None and stream._pin({}, PROMPT, OPTIONS) is None
+                # a cache warm-up is sent while nobody else is busy on the server (one person's editors), held when
+                # someone is
+                sent: list = []
+
+                async def send(prompt: object) -> None:
+                    sent.append(prompt)
+
+                async def busy() -> str:
+                    return "1 of 1 slots busy"
+
+                monkeypatch.setattr(stream, "_send_warm_up", send)
+                await stream.warm(PROMPT)
+                assert sent == [PROMPT]
+                monkeypatch.setattr(stream.gate, "busy_with_others", busy)
+                with pytest.raises(SpeculationHeld, match="1 of 1 slots busy"):
+                    await stream.warm(PROMPT)
+                assert sent == [PROMPT]
             finally:
                 os.close(user)
             assert not server.shared_with_others and stream.gate is None
