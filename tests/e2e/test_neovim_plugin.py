@@ -710,6 +710,60 @@ def test_buffers_of_several_projects_share_one_server(nvim_binary: str, llama_se
                       "both projects among the server's workspace folders")
 
 
+def llama_servers_of(model: Path) -> list[int]:
+    """The pids of the running llama-servers whose command line names `model` (zombies aside)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if str(model) in args and "--port" in args and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_two_neovims_share_one_llama_server_and_the_second_goes_on_when_the_first_quits(
+        nvim_binary: str, tiny_model: Path, llama_server_binary: str, tmp_path: Path) -> None:
+    """Two Neovim instances (two terminals) with the default `kind = "local"` used to load the model twice, one
+    llama-server each. They now share one (engine/local/shared.py): the second says whose it uses, gets ghost text
+    from it, and when the first Neovim quits (its server and llama-server with it) the second takes the model server
+    over and goes on suggesting."""
+    model = tmp_path / "nvim-shared-tiny.gguf"  # this test's own copy: its path tells its llama-servers apart
+    shutil.copyfile(tiny_model, model)
+    settings = {"completion": {"kind": "local", "model": str(model),
+                               "local": {"binary": llama_server_binary, "batch_size": 2048}},
+                "context": YANKS_ONLY, "max_tokens": 24, "multiline": "always", "temperature": 0.0,
+                "speculation": {"time_budget_ms": 0, "invoked_time_budget_ms": 0}}
+    first_dir, second_dir = tmp_path / "first", tmp_path / "second"
+    first_dir.mkdir()
+    second_dir.mkdir()
+    with running_nvim(nvim_binary, second_dir, SERVER_COMMAND, settings) as second:
+        first = start_nvim(nvim_binary, first_dir, SERVER_COMMAND, settings)
+        try:
+            open_file(first, first_dir / "one.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n")
+            open_file(second, second_dir / "two.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n")
+            detail = second.lua("(require('infill.status').current() or {}).detail") or ""
+            assert "using the llama-server started by Infill process" in detail, detail
+            assert len(llama_servers_of(model)) == 1
+            assert type_and_wait_for_ghost_text(second, "Goreturn ")["lines"][0].strip()
+            second.send("<Esc>")
+        finally:
+            quit_leaving_nothing(first, first_dir / "state")
+        # the second takes the model server over: one llama-server again, now started by the second's server (it
+        # inherits that Neovim's environment), and ghost text again
+        ours = str(second_dir / "state")
+        second.wait_for(lambda: (servers := llama_servers_of(model)) and len(servers) == 1
+                        and servers[0] in {pid for pid, _ in pids_with_env("XDG_STATE_HOME", ours)},
+                        READY_TIMEOUT, "the second Neovim's server to run the model server itself")
+        assert type_and_wait_for_ghost_text(second, "ddGoreturn ")["lines"][0].strip()
+        second.send("<Esc>")
+    assert llama_servers_of(model) == []
+
+
 def test_restart_after_a_server_crash_serves_every_buffer_again(scripted_nvim: Nvim, tmp_path: Path) -> None:
     """The server dies with two files open (Neovim detaches it from both); `:Infill restart` in one of them starts a
     server for both, not only for the current buffer (the other one would have stayed without completions until it
