@@ -194,3 +194,23 @@ async def recording_infill_session(client: LanguageClient, reply: str,
     finally:
         await client.shutdown_session()
         await fake.close()
+
+
+def llama_servers(model: Path) -> dict[int, tuple[int, int]]:
+    """pid → (parent pid, port) of every running llama-server of `model`."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        if str(model) not in args or "--port" not in args:
+            continue
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        if fields.get("State", "").startswith("Z"):
+            continue
+        found[int(entry.name)] = (int(fields["PPid"]), int(args[args.index("--port") + 1]))
+    return found

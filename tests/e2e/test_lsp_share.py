@@ -23,7 +23,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.fixtures.llama import predicted_tokens_when_idle
 
-from .lsp_support import SERVER_COMMAND, capabilities, complete, open_doc, record_status, server_env, wait_status
+from .lsp_support import (SERVER_COMMAND, capabilities, complete, llama_servers, open_doc, record_status, server_env,
+                          wait_status)
 
 pytestmark = pytest.mark.llama_server
 
@@ -42,26 +43,6 @@ def env(tmp_path: Path) -> dict[str, str]:
     env = server_env()
     env["INFILL_RUN_DIR"] = str(tmp_path / "run")
     return env
-
-
-def llama_servers(model: Path) -> dict[int, tuple[int, int]]:
-    """pid → (parent pid, port) of every running llama-server of `model`."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        if str(model) not in args or "--port" not in args:
-            continue
-        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
-        if fields.get("State", "").startswith("Z"):
-            continue
-        found[int(entry.name)] = (int(fields["PPid"]), int(args[args.index("--port") + 1]))
-    return found
 
 
 async def settled(model: Path, count: int, parents: set[int] | None = None) -> dict[int, tuple[int, int]]:

@@ -26,6 +26,7 @@ import pytest
 
 from tests.engine.backends.fake_server import Request, Responder, llama_server_rest, serving_in_thread
 from tests.engine.backends.vendor_formats import SSE, llama_content, sse
+from tests.e2e.lsp_support import llama_servers
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "neovim"
@@ -710,22 +711,6 @@ def test_buffers_of_several_projects_share_one_server(nvim_binary: str, llama_se
                       "both projects among the server's workspace folders")
 
 
-def llama_servers_of(model: Path) -> list[int]:
-    """The pids of the running llama-servers whose command line names `model` (zombies aside)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            args = (entry / "cmdline").read_bytes().decode("utf-8", "replace").split("\0")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if str(model) in args and "--port" in args and state != "Z":
-            found.append(int(entry.name))
-    return found
-
-
 def test_two_neovims_share_one_llama_server_and_the_second_goes_on_when_the_first_quits(
         nvim_binary: str, tiny_model: Path, llama_server_binary: str, tmp_path: Path) -> None:
     """Two Neovim instances (two terminals) with the default `kind = "local"` used to load the model twice, one
@@ -748,7 +733,7 @@ def test_two_neovims_share_one_llama_server_and_the_second_goes_on_when_the_firs
             open_file(second, second_dir / "two.py", "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n")
             detail = second.lua("(require('infill.status').current() or {}).detail") or ""
             assert "using the llama-server started by Infill process" in detail, detail
-            assert len(llama_servers_of(model)) == 1
+            assert len(list(llama_servers(model))) == 1
             assert type_and_wait_for_ghost_text(second, "Goreturn ")["lines"][0].strip()
             second.send("<Esc>")
         finally:
@@ -756,12 +741,12 @@ def test_two_neovims_share_one_llama_server_and_the_second_goes_on_when_the_firs
         # the second takes the model server over: one llama-server again, now started by the second's server (it
         # inherits that Neovim's environment), and ghost text again
         ours = str(second_dir / "state")
-        second.wait_for(lambda: (servers := llama_servers_of(model)) and len(servers) == 1
+        second.wait_for(lambda: (servers := list(llama_servers(model))) and len(servers) == 1
                         and servers[0] in {pid for pid, _ in pids_with_env("XDG_STATE_HOME", ours)},
                         READY_TIMEOUT, "the second Neovim's server to run the model server itself")
         assert type_and_wait_for_ghost_text(second, "ddGoreturn ")["lines"][0].strip()
         second.send("<Esc>")
-    assert llama_servers_of(model) == []
+    assert list(llama_servers(model)) == []
 
 
 def test_restart_after_a_server_crash_serves_every_buffer_again(scripted_nvim: Nvim, tmp_path: Path) -> None:
