@@ -192,6 +192,22 @@ def read_record(path: Path) -> Record | None:
     return Record.parse(data)
 
 
+def attached_pids_in(proc_locks: str, inode: int) -> list[int]:
+    """The pids holding a shared flock on the file `inode` in `proc_locks` (the text of /proc/locks: lines such as
+    `1: FLOCK  ADVISORY  READ 11175 fe:00:2466609 0 EOF`; a waiting lock's line has `->` after the number)."""
+    pids = []
+    for line in proc_locks.splitlines():
+        parts = line.split()
+        if len(parts) < 6 or parts[1:4] != ["FLOCK", "ADVISORY", "READ"] or not parts[4].isdigit():
+            continue
+        try:
+            if int(parts[5].rsplit(":", 1)[1]) == inode:
+                pids.append(int(parts[4]))
+        except (IndexError, ValueError):
+            continue
+    return pids
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -344,6 +360,16 @@ class SharedLlamaServer:
             fcntl.flock(self._users_fd, fcntl.LOCK_UN)
             return False
 
+    def attached_pids(self) -> list[int]:
+        """The pids of the Infill processes attached now: the holders of a shared flock on the users file, from
+        /proc/locks (Linux; none elsewhere). The kernel drops a crashed process's lock, so the list is never stale."""
+        try:
+            inode = os.stat(self.users_path).st_ino
+            text = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return []
+        return attached_pids_in(text, inode)
+
     def _register_as_user(self) -> None:
         """Attached: hold a shared lock on the users file (tried at every look until it is taken: the owner holds it
         exclusively only for the moment of its check)."""
@@ -470,6 +496,8 @@ class SharedLlamaServer:
         supervisor = LlamaServerSupervisor(self.binary, self.model_path, self.settings, on_status=self._on_status)
         supervisor._loop = self._loop  # its events go to the caller's loop, also when started from the watch thread
         supervisor.on_state = lambda state: self._owner_state(supervisor, state)
+        # the attached processes' servers work for the same user's typing: not "other programs" to the thread policy
+        supervisor.cpu_sampler.guest_pids = self.attached_pids
         supervisor.launch()
         with self._mutex:
             self.supervisor = supervisor

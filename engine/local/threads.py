@@ -18,7 +18,7 @@ import os
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 #: Seconds between looks at the machine while llama-server runs.
 TUNE_INTERVAL_S = 5.0
@@ -94,7 +94,10 @@ class CpuSampler:
     def __init__(self, own_pid: Callable[[], int | None], host_pid: Callable[[], int | None] = os.getpid) -> None:
         self._own_pid = own_pid
         self._host_pid = host_pid
-        self._last: tuple[int, int, int] | None = None  # machine busy, machine all, own ticks
+        #: Other Infill processes that use this llama-server (engine.local.shared): their servers' work is the same
+        #: user's typing, left out like the host's.
+        self.guest_pids: Callable[[], Iterable[int]] = tuple
+        self._last: tuple[int, int, dict[int, int]] | None = None  # machine busy, machine all, ticks per own pid
         self.cpus = os.cpu_count() or 1
 
     def initial(self, window_s: float = INITIAL_SAMPLE_S) -> float | None:
@@ -116,17 +119,25 @@ class CpuSampler:
 
     def others_busy(self) -> float | None:
         machine = _proc_stat()
-        own = 0
-        for pid in {p for p in (self._own_pid(), self._host_pid()) if p is not None}:
-            ticks = _process_ticks(pid)
-            if ticks is None:
+        mine = {p for p in (self._own_pid(), self._host_pid()) if p is not None}
+        ticks: dict[int, int] = {}
+        for pid in mine:
+            value = _process_ticks(pid)
+            if value is None:
                 return None
-            own += ticks
+            ticks[pid] = value
+        for pid in set(self.guest_pids()) - mine:  # a guest may come and go between looks
+            value = _process_ticks(pid)
+            if value is not None:
+                ticks[pid] = value
         if machine is None:
             return None
         busy, total = machine
-        last, self._last = self._last, (busy, total, own)
+        last, self._last = self._last, (busy, total, ticks)
         if last is None or total <= last[1]:
             return None
-        others = max(0, (busy - last[0]) - (own - last[2]))
+        # per process, so that one that came, went or was restarted (a new pid) between two looks does not count
+        # its whole lifetime's time into this interval
+        own = sum(value - last[2][pid] for pid, value in ticks.items() if last[2].get(pid, value + 1) <= value)
+        others = max(0, (busy - last[0]) - own)
         return self.cpus * others / (total - last[1])

@@ -134,6 +134,17 @@ async def test_without_file_locks_each_process_runs_its_own_server(tiny_model: P
     assert "no POSIX file locks" in caplog.text
 
 
+def test_attached_pids_come_from_the_shared_flocks_on_the_users_file() -> None:
+    locks = ("1: FLOCK  ADVISORY  READ 11175 fe:00:2466609 0 EOF\n"
+             "2: FLOCK  ADVISORY  WRITE 11153 fe:00:2466609 0 EOF\n"   # the owner's moment of checking, not a user
+             "3: FLOCK  ADVISORY  READ 4242 fe:00:777 0 EOF\n"        # another file
+             "4: -> FLOCK  ADVISORY  READ 5151 fe:00:2466609 0 EOF\n"  # waiting, not holding
+             "5: POSIX  ADVISORY  READ 6161 fe:00:2466609 0 EOF\n"
+             "6: FLOCK  ADVISORY  READ 3131 fe:00:2466609 0 EOF\n")
+    assert shared.attached_pids_in(locks, 2466609) == [11175, 3131]
+    assert shared.attached_pids_in("garbage\n1: FLOCK\n", 1) == []
+
+
 # --- the record ------------------------------------------------------------------------------------------------------
 
 RECORD = Record(pid=1234, port=4567, base_url="http://127.0.0.1:4567", owner_pid=1230, model="/m.gguf",
@@ -318,6 +329,7 @@ async def test_in_process_owner_publishes_and_reports(llama_server_binary: str, 
             fcntl.flock(user, fcntl.LOCK_SH | fcntl.LOCK_NB)
             try:
                 assert server.shared_with_others and server.backing.others_attached()
+                assert server.backing.attached_pids() == [os.getpid()]  # what the thread policy leaves out
                 assert stream.gate is not None and stream._pin({}, PROMPT, OPTIONS) is None
                 # a cache warm-up is sent while nobody else is busy on the server (one person's editors), held when
                 # someone is

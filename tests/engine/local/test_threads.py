@@ -45,6 +45,27 @@ def test_the_supervising_process_is_not_another_program(monkeypatch):
     assert sampler.others_busy() == 2 * 20 / 200
 
 
+def test_other_infill_processes_on_the_shared_server_are_not_other_programs(monkeypatch):
+    """Editors that use this llama-server (engine.local.shared) work for the same user's typing, like the host; one
+    that attaches or detaches between two looks counts no time it spent before."""
+    from engine.local import threads
+
+    machine = iter([(1000, 4000), (1000 + 150, 4000 + 200), (1150 + 150, 4200 + 200)])
+    ticks = {11: iter([500, 550, 600]), 22: iter([300, 310, 320]), 33: iter([900, 960, 1020]),
+             44: iter([7000, 7050])}
+    guests = iter([[33], [33, 44], [44]])
+    monkeypatch.setattr(threads, "_proc_stat", lambda: next(machine))
+    monkeypatch.setattr(threads, "_process_ticks", lambda pid: next(ticks[pid]))
+    sampler = CpuSampler(lambda: 11, lambda: 22)
+    sampler.guest_pids = lambda: next(guests)
+    sampler.cpus = 2
+    assert sampler.others_busy() is None  # the baseline
+    # llama-server 50, the host 10, the guest 60 of 150 busy ticks: others 30 (the newcomer 44 is not subtracted)
+    assert sampler.others_busy() == 2 * 30 / 200
+    # 33 has gone; 44 was there both times: llama-server 50, host 10, 44 50 of 150: others 40
+    assert sampler.others_busy() == 2 * 40 / 200
+
+
 def test_the_first_count_comes_from_a_short_look_not_the_lagging_load_average(monkeypatch):
     """The 1-minute load average still says "busy" right after a build: a short look says what is busy now."""
     from engine.local import threads
