@@ -569,6 +569,11 @@ class SharedLlamaServer:
         if record is not None and not plausible(record):
             record = None
         healthy = record is not None and _healthy(client, record.base_url)
+        if not healthy and record is not None and record == self.record and self._state == "ready":
+            # The server in use still runs (the record is plausible: its pid lives on its port): a /health look that
+            # failed is a loaded machine or a hang, which the owner's supervisor judges (a hung server is killed and
+            # restarted, with a new record). Staying ready keeps the editors' status from flickering to "starting".
+            return
         with self._mutex:
             if self._stopping.is_set():
                 return

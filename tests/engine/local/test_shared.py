@@ -23,7 +23,7 @@ from engine.local.server import start_local_server
 from engine.local.shared import (Record, RunDirError, SharedLlamaServer, plausible, prepare_run_dir, read_record,
                                  run_dir, server_key, write_record)
 from engine.local.supervisor import LlamaServerSupervisor
-from engine.types import CompletionOptions, Prompt
+from engine.types import CompletionOptions, Prompt, StatusEvent
 
 from .test_supervisor import wait_until_dead
 
@@ -190,6 +190,27 @@ def test_a_malformed_record_is_none(tmp_path: Path, text: str) -> None:
 
 def test_a_missing_record_is_none(tmp_path: Path) -> None:
     assert read_record(tmp_path / "none.json") is None
+
+
+def test_a_failed_health_look_at_a_running_server_keeps_it_in_use(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under load one /health look may time out; while the record still names a live server the attached process
+    keeps using it (no "starting" flicker, no requests held); once the record goes, it waits."""
+    attached = SharedLlamaServer("/bin/true", tmp_path / "m.gguf", LocalServerSettings(), tmp_path, "k")
+    events: list[StatusEvent] = []
+    attached._on_status = events.append
+    healthy = iter([True, False, False])
+    monkeypatch.setattr(shared, "read_record", lambda path: RECORD)
+    monkeypatch.setattr(shared, "plausible", lambda record: True)
+    monkeypatch.setattr(shared, "_healthy", lambda client, url: next(healthy))
+    attached._look(None)  # type: ignore[arg-type]
+    assert attached.state == "ready" and attached.base_url == RECORD.base_url
+    attached._look(None)  # type: ignore[arg-type]
+    assert attached.state == "ready" and attached.base_url == RECORD.base_url
+    assert [e.kind for e in events] == ["ready"]
+    monkeypatch.setattr(shared, "read_record", lambda path: None)  # the owner withdrew it: its server is gone
+    attached._look(None)  # type: ignore[arg-type]
+    assert attached.state == "waiting" and [e.kind for e in events] == ["ready", "starting"]
 
 
 def test_a_stale_record_is_not_plausible() -> None:
