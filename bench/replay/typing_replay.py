@@ -221,10 +221,12 @@ def ratios(ours: dict[str, Any], naive: dict[str, Any]) -> dict[str, float | Non
 class ReplayClient:
     """A minimal editor: pygls's LanguageClient talking to `python -m bench.replay.typing_replay_server` over stdio."""
 
-    def __init__(self, init_options: dict[str, Any]):
+    def __init__(self, init_options: dict[str, Any], env: dict[str, str] | None = None):
         from pygls.lsp.client import LanguageClient
 
         self.init_options = init_options
+        #: The server process's environment (None: this process's), e.g. its own INFILL_RUN_DIR.
+        self.env = env
         self.client = LanguageClient("infill-typing-replay", "1")
         self.status: list[dict[str, Any]] = []
         self.next_edit = NextEditRequests(self.client, False)
@@ -237,7 +239,9 @@ class ReplayClient:
         def on_status(params: Any) -> None:
             kind = getattr(params, "kind", None) or (params.get("kind") if isinstance(params, dict) else None)
             message = getattr(params, "message", None) or (params.get("message") if isinstance(params, dict) else "")
-            self.status.append({"kind": kind, "message": message})
+            detail = getattr(params, "detail", None) or (params.get("detail") if isinstance(params, dict) else None)
+            # `at`: when it arrived (perf_counter), for spawn → ready times
+            self.status.append({"kind": kind, "message": message, "detail": detail, "at": time.perf_counter()})
 
         @client.feature("window/logMessage")
         def on_log(params: Any) -> None:
@@ -258,7 +262,8 @@ class ReplayClient:
     async def start(self) -> None:
         from lsprotocol import types
 
-        await self.client.start_io(sys.executable, "-m", "bench.replay.typing_replay_server", cwd=str(REPO_ROOT))
+        await self.client.start_io(sys.executable, "-m", "bench.replay.typing_replay_server", cwd=str(REPO_ROOT),
+                                   env=self.env)
         capabilities = types.ClientCapabilities(
             general=types.GeneralClientCapabilities(position_encodings=[types.PositionEncodingKind.Utf16]),
             window=types.WindowClientCapabilities(work_done_progress=True),
