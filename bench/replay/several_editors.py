@@ -126,6 +126,8 @@ class MemorySamples:
     servers_max: int = 0
     servers_last: int = 0
     pids_seen: set[int] = field(default_factory=set)
+    #: pid → its `--threads` (the supervisor's thread policy chooses it at start: "?" when the command line has none).
+    threads: dict[int, str] = field(default_factory=dict)
     rss_peak_kb: int = 0
     pss_peak_kb: int = 0
     anon_peak_kb: int = 0
@@ -154,6 +156,13 @@ class MemorySamples:
         self.servers_last = len(servers)
         self.servers_max = max(self.servers_max, len(servers))
         self.pids_seen.update(servers)
+        for pid in servers:
+            if pid not in self.threads:
+                try:
+                    args = _args(pid)
+                except OSError:
+                    continue
+                self.threads[pid] = args[args.index("--threads") + 1] if "--threads" in args[:-1] else "?"
         self.rss_peak_kb = max(self.rss_peak_kb, rss)
         self.pss_peak_kb = max(self.pss_peak_kb, pss)
         self.anon_peak_kb = max(self.anon_peak_kb, anon)
@@ -163,6 +172,7 @@ class MemorySamples:
     def summary(self) -> dict[str, Any]:
         return {"samples": self.samples, "llama_servers_max": self.servers_max,
                 "llama_server_pids_seen": len(self.pids_seen),
+                "llama_server_threads": [self.threads[pid] for pid in sorted(self.threads)],
                 "llama_rss_peak_mb": self.rss_peak_kb / 1024.0, "llama_pss_peak_mb": self.pss_peak_kb / 1024.0,
                 "llama_anon_peak_mb": self.anon_peak_kb / 1024.0,
                 "editors_rss_peak_mb": self.editors_rss_peak_kb / 1024.0,
@@ -391,6 +401,7 @@ def pool(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "llama_servers_all_up": [r["llama_servers_all_up"] for r in runs],
         "llama_servers_max": max((m["llama_servers_max"] for m in memory), default=0),
         "llama_server_pids_seen": [m["llama_server_pids_seen"] for m in memory],
+        "llama_server_threads": [m["llama_server_threads"] for m in memory],
         "llama_servers_left": sum(len(r["llama_servers_left"]) for r in runs),
         "llama_rss_peak_mb": mean("llama_rss_peak_mb"),
         "llama_pss_peak_mb": mean("llama_pss_peak_mb"),
