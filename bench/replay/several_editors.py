@@ -370,11 +370,32 @@ def editor_summary(editor: Editor) -> dict[str, Any]:
     if run is not None:
         summary = summarise_accepting(run)
         summary["model_calls"] = _delta(run.stats_before, run.stats_after, "calls_started")
+        server = (run.stats_after or {}).get("server") or {}
+        server_before = (run.stats_before or {}).get("server") or {}
+        for key in ("prefetch_held", "prefetch_yielded", "prefetch_skipped_busy", "early_calls", "early_calls_held"):
+            if key in server:
+                summary["prefetch"][key] = server[key] - server_before.get(key, 0)
+        summary["gate_reasons"] = gate_reasons(run.stats_before, run.stats_after)
         summary["shown"] = sum(1 for r in run.requests if r.shown)
         summary["answered"] = sum(1 for r in run.requests if r.answered is not None)
         summary["latencies_ms"] = [r.latency_ms for r in run.requests if r.text and r.latency_ms is not None]
         out["typing_summary"] = summary
     return out
+
+
+def gate_reasons(before: dict[str, Any] | None, after: dict[str, Any] | None) -> dict[str, int]:
+    """Why the shared-server gate held or stopped the typing editor's guesses during the run ("prefetch-held: 1 of 2
+    slots busy" → count), from the server's speculation events (the last 1,000 are kept)."""
+    events_before = ((before or {}).get("server") or {}).get("speculation_events") or []
+    events = ((after or {}).get("server") or {}).get("speculation_events") or []
+    if len(events) < 1000:
+        events = events[len(events_before):]
+    counts: dict[str, int] = {}
+    for kind, reason in (e for e in events if isinstance(e, list) and len(e) == 2):
+        if kind in ("prefetch-held", "prefetch-yielded", "early-call-held"):
+            key = f"{kind}: {reason}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 # ---------------------------------------------------------------------------------------------------------------------
