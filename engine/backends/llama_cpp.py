@@ -289,9 +289,6 @@ class LlamaCppCompletion(LlamaCppHttp):
             raise SpeculationHeld(VENDOR, "cache warm-up not sent: the server may serve other clients (set "
                                           "completion.shared = false if it is this editor's alone), and a prefill "
                                           "cannot step aside")
-        await self._send_warm_up(prompt)
-
-    async def _send_warm_up(self, prompt: Prompt) -> None:
         options = CompletionOptions(max_decoding_tokens=1, seed=0)
         body = completion_body(prompt, options, self.use_infill)
         # a guess too (marked as one), but routed as the user's request: it fills the cache the next one reuses

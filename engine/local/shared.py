@@ -23,10 +23,9 @@ How (no daemon, no orphans):
   process whose command line is a server on that port; anything else counts as no record.
 
 Each attached process holds a shared flock on `<key>.users`, so the owner can tell (one non-blocking flock per request)
-whether others use its server. While they do, every one of them, the owner included, treats the server as one others
-share: requests are not pinned to slots (llama-server chooses), guesses yield (engine.backends.shared_server) and a
-cache warm-up waits until nobody else is busy on it (LocalCompletion.warm). An owner alone pins and guesses as
-Infill does on its own server (engine.local.slots)."""
+whether others use its server. While they do, none of them, the owner included, pins requests to slots
+(llama-server chooses; engine.local.server.LocalCompletion); guesses go on as on a server of one's own, since the
+processes are one person's editors. An owner alone pins as Infill does on its own server (engine.local.slots)."""
 
 from __future__ import annotations
 
