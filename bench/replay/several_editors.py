@@ -43,6 +43,7 @@ import asyncio
 import copy
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -323,6 +324,7 @@ async def run_cell(scenario: str, count: int, share: bool, files: list[Path], mo
         finally:
             await asyncio.gather(*(e.rc.stop() for e in editors if e.rc is not None), return_exceptions=True)
             left = await servers_left(model, sampler)
+            shutil.rmtree(run_dir, ignore_errors=True)  # the locks and records of the cell's editors, gone with them
     load_end = os.getloadavg()
     return {"scenario": scenario, "editors_n": count, "share": share, "run_dir": run_dir,
             "loadavg_start": load_start, "loadavg_end": load_end,
