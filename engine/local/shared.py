@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import dataclasses
 import errno
 import hashlib
@@ -175,7 +176,7 @@ def write_record(path: Path, record: Record) -> None:
             json.dump(dataclasses.asdict(record), file)
         os.replace(temporary, path)
     except BaseException:
-        with _suppress_os_error():
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
 
@@ -245,12 +246,9 @@ def _healthy(client: httpx.Client, base_url: str) -> bool:
         return False
 
 
-class _suppress_os_error:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind, value, traceback) -> bool:
-        return kind is not None and issubclass(kind, OSError)
+def _open_lock_file(path: Path) -> int:
+    """A lock or users file of the run directory, created private, never through a symbolic link."""
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -348,8 +346,7 @@ class SharedLlamaServer:
         with self._mutex:
             if self._users_fd is None:
                 try:
-                    self._users_fd = os.open(self.users_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
-                                             0o600)
+                    self._users_fd = _open_lock_file(self.users_path)
                 except OSError:
                     return False
             try:
@@ -377,8 +374,7 @@ class SharedLlamaServer:
                 return
             try:
                 if self._users_fd is None:
-                    self._users_fd = os.open(self.users_path,
-                                             os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                    self._users_fd = _open_lock_file(self.users_path)
                 fcntl.flock(self._users_fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except OSError:
                 return
@@ -416,7 +412,7 @@ class SharedLlamaServer:
             self._loop = None
         _LIVE.add(self)
         try:
-            self._lock_fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            self._lock_fd = _open_lock_file(self.lock_path)
             if self._try_lock():
                 self._own()
             else:
@@ -530,7 +526,7 @@ class SharedLlamaServer:
             return
         record = read_record(self.record_path)
         if record is not None and record.owner_pid == os.getpid():
-            with _suppress_os_error():
+            with contextlib.suppress(OSError):
                 os.unlink(self.record_path)
 
     # --- attached -------------------------------------------------------------------------------------------------
