@@ -222,21 +222,20 @@ class LlamaCppCompletion(LlamaCppHttp):
 
     async def generate(self, prompt: Prompt, options: CompletionOptions,
                        stats: GenerationStats | None = None) -> AsyncGenerator[str, None]:
-        gate = self.gate  # read once: Infill's own server shared with other Infill processes may change it
-        if options.speculative and gate is not None:
-            async with contextlib.aclosing(self._generate_yielding(prompt, options, stats, gate)) as pieces:
+        if options.speculative and self.gate is not None:
+            async with contextlib.aclosing(self._generate_yielding(prompt, options, stats, self.gate)) as pieces:
                 async for piece in pieces:
                     yield piece
             return
-        if gate is not None:  # a user's request: the gate must not take it for another client's
-            gate.own_requests += 1
+        if self.gate is not None:  # a user's request: the gate must not take it for another client's
+            self.gate.own_requests += 1
         try:
             async with contextlib.aclosing(self._generate(prompt, options, stats)) as pieces:
                 async for piece in pieces:
                     yield piece
         finally:
-            if gate is not None:
-                gate.own_requests -= 1
+            if self.gate is not None:
+                self.gate.own_requests -= 1
 
     async def _generate_yielding(self, prompt: Prompt, options: CompletionOptions, stats: GenerationStats | None,
                                  gate: SharedServerGate) -> AsyncGenerator[str, None]:
