@@ -271,11 +271,10 @@ def demand(users: list[dict[str, Any]], prompt_tokens: float, generated_tokens: 
 # The whole run
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engine.backends.llama_cpp import supports_infill
-    from engine.config import EngineConfig, LocalServerSettings, ModelConfig
-    from engine.local.binary import require_llama_server
-    from engine.local.supervisor import LlamaServerSupervisor
+def files_and_model(args: argparse.Namespace, smoke_keystrokes: int) -> tuple[list[Path], Any]:
+    """The files the users type and the resolved model (`engine.models.ResolvedModel`) of a replay of several
+    editors; `--smoke` takes the tiny test model (unless one is named) and at most `smoke_keystrokes`."""
+    from engine.config import EngineConfig, ModelConfig
     from engine.models import resolve_model
 
     files = [Path(f) for f in args.files] or default_files()
@@ -283,9 +282,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         from bench.quality.suites import smoke_model_path
 
         args.model = args.model or str(smoke_model_path())
-        args.max_keystrokes = min(args.max_keystrokes, SMOKE_KEYSTROKES)
+        args.max_keystrokes = min(args.max_keystrokes, smoke_keystrokes)
     cfg = ModelConfig(model=args.model)
-    model = resolve_model(cfg, EngineConfig(completion=cfg))
+    return files, resolve_model(cfg, EngineConfig(completion=cfg))
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from engine.backends.llama_cpp import supports_infill
+    from engine.config import LocalServerSettings
+    from engine.local.binary import require_llama_server
+    from engine.local.supervisor import LlamaServerSupervisor
+
+    files, model = files_and_model(args, SMOKE_KEYSTROKES)
     binary = require_llama_server(args.binary)
     cells: dict[str, dict[str, Any]] = {}
     pooled: dict[str, tuple[list[dict[str, Any]], ServerSamples, dict[str, float]]] = {}

@@ -56,8 +56,8 @@ from typing import Any
 from bench.common.paths import write_report
 from bench.replay.accepting_user import AcceptRun, replay_file_accepting, summarise_accepting
 from bench.replay.editing import LANGUAGE_IDS, _delta, _percentile
-from bench.replay.multi_user import _fmt, plan_users
-from bench.replay.typing_replay import VARIANTS, ReplayClient, default_files, model_settings, warm_up
+from bench.replay.multi_user import _fmt, files_and_model, plan_users
+from bench.replay.typing_replay import VARIANTS, ReplayClient, model_settings, warm_up
 
 SCENARIOS = ("one-typing", "all-typing")
 SMOKE_KEYSTROKES = 8
@@ -479,17 +479,8 @@ def format_table(report: dict[str, Any]) -> str:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from engine.config import EngineConfig, ModelConfig
-    from engine.models import resolve_model
-
-    files = [Path(f) for f in args.files] or default_files()
-    if args.smoke:
-        from bench.quality.suites import smoke_model_path
-
-        args.model = args.model or str(smoke_model_path())
-        args.max_keystrokes = min(args.max_keystrokes, SMOKE_KEYSTROKES)
-    cfg = ModelConfig(model=args.model)
-    model = resolve_model(cfg, EngineConfig(completion=cfg)).path
+    files, resolved = files_and_model(args, SMOKE_KEYSTROKES)
+    model = resolved.path
     cells: dict[str, dict[str, Any]] = {}
     for scenario in args.scenario:
         for n_index, count in enumerate(args.editors):
