@@ -136,7 +136,8 @@ class MemorySamples:
     #: Sum of the llama-servers' and the editors' Pss at one sample, the peak: the cell's memory.
     total_pss_peak_kb: int = 0
 
-    def take(self, model: Path, editors: list[int]) -> None:
+    def take(self, model: Path, editors: list[int]) -> list[int]:
+        """One sample; the llama-servers running now."""
         servers = llama_servers(model, editors)
         rss = pss = anon = editors_rss = editors_pss = 0
         for pid in servers:
@@ -169,6 +170,7 @@ class MemorySamples:
         self.anon_peak_kb = max(self.anon_peak_kb, anon)
         self.editors_rss_peak_kb = max(self.editors_rss_peak_kb, editors_rss)
         self.total_pss_peak_kb = max(self.total_pss_peak_kb, pss + editors_pss)
+        return servers
 
     def summary(self) -> dict[str, Any]:
         return {"samples": self.samples, "llama_servers_max": self.servers_max,
@@ -200,8 +202,7 @@ class Sampler:
     def sample_now(self) -> list[int]:
         """One sample at once; the llama-servers running now."""
         with self._lock:
-            self.memory.take(self.model, list(self.editors))
-            return llama_servers(self.model, list(self.editors))
+            return self.memory.take(self.model, list(self.editors))
 
     def _run(self) -> None:
         while not self._stop.wait(self.every_s):
