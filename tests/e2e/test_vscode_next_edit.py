@@ -248,10 +248,7 @@ def test_restarting_the_server_removes_the_shown_edit(vscode: VSCode) -> None:
     starts = log_text(vscode).count("Infill: starting ")
     d("command", title="Infill: Restart Server", timeout=WAIT)
     vscode.wait_for(lambda: renamed_and_nothing_shown(vscode), "the edit to go", timeout=60)
-    # the new server's own ready (a check icon seen before could be the old server's: the next test then typed into
-    # the restart, and its edit got no next edit)
-    vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart")
-    vscode.wait_for(lambda: ready_since_last_start(log_text(vscode)), "the restarted server's ready status")
+    wait_for_the_restarted_server(vscode, starts)
     tab_is_tab_again(vscode, RESTART_FILE)
 
 
@@ -371,13 +368,18 @@ def changed_machine_settings(vscode: VSCode, change: Callable[[dict[str, Any]], 
     finally:
         starts = log_text(vscode).count("Infill: starting ")
         machine.write_text(good)
-    # The old server's `ready` may still show until the extension sees the change: wait for the new start first (a
-    # test after this one typed into the server's restart and lost its edit), then for that server's own `ready`
-    # (the status item lags the log line: a check icon seen right after it could still be the old server's).
-    vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart with the settings back")
-    vscode.wait_for(lambda: ready_since_last_start(log_text(vscode)), "the restarted server's ready status")
+    wait_for_the_restarted_server(vscode, starts)
     ready = vscode.driver("status", icon="check", timeout=WAIT)
     assert ready["label"].startswith("Infill ready"), ready
+
+
+def wait_for_the_restarted_server(vscode: VSCode, starts: int) -> None:
+    """Waits until the extension has started a server after the `starts`-th ("Infill: starting" in its log) and that
+    server has sent its own `ready`. The old server's ready may still show until the extension sees the change, and
+    the status item lags the log: a check icon seen at once could be the old server's, and a test that typed then
+    typed into the restart and lost its edit."""
+    vscode.wait_for(lambda: log_text(vscode).count("Infill: starting ") > starts, "the restart")
+    vscode.wait_for(lambda: ready_since_last_start(log_text(vscode)), "the restarted server's ready status")
 
 
 def ready_since_last_start(log: str) -> bool:
