@@ -11,7 +11,8 @@ from lsprotocol import types
 
 from lsp_server.config import SettingsStore
 from lsp_server.pipeline import all_or_none
-from lsp_server.server import build_server, handle_inline_completion
+from lsp_server.inline_completion import handle_inline_completion
+from lsp_server.server import build_server
 
 
 async def test_one_failing_choice_cancels_the_others():

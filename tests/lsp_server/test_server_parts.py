@@ -10,7 +10,8 @@ from lsp_server.commands.serve import parse_host_port
 from lsp_server.context import build_context
 from lsp_server.documents import UTF8, UTF16, Document
 from lsp_server.pipeline import Suggestion
-from lsp_server.server import build_server, to_item
+from lsp_server.inline_completion import to_item
+from lsp_server.server import build_server
 from lsp_server.status import StatusReporter, status_payload
 
 
