@@ -23,7 +23,9 @@ The package, in the order a request goes through it: tokens.py cuts text into to
 says what the last edit changed (`substitution()`), with widening.py for the anchors of changes that are no whole
 name; same_role.py finds where the old text stands in the same role (`occurrences()`; roles.py reads a place's role,
 the same way in the hunk and in the document); next_occurrence.py picks the one the user changes next and makes the
-edit; special_cases.py holds the cases outside those rules; `propagate()`, here, tries them in order."""
+edit; template.py rewrites the next use of a generic type the user rewrote around its arguments (`Optional[int]`
+after `Optional[str]` → `str | None`), which comes first; special_cases.py holds the cases outside those rules;
+`propagate()`, here, tries them in order."""
 
 from __future__ import annotations
 
@@ -31,10 +33,13 @@ import dataclasses
 
 from engine.next_edit.types import EditEvent, TextEdit
 
+from ..lexical import CODE
+
 from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
 from .same_role import _Lexed, _matches, occurrences
 from .special_cases import _bumped, _same_lines, _sibling, _twice
+from .template import rewritten, template
 
 __all__ = ["Substitution", "occurrences", "propagate", "substitution"]
 
@@ -65,6 +70,14 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         # ... so a variable, also where it stood after a `:` (`testPassed: testOk,`, an object's value; made once
         # there, the name is that place's value): renamed wherever it stands
         sub = dataclasses.replace(sub, lead="")
+    shape = None if names_only else template(sub)
+    if shape is not None:  # a generic rewritten around its arguments: the next use of it, whatever its arguments
+        lexed = _Lexed(text, language)
+        if region is None and edit_at is not None and 0 <= edit_at < len(text):
+            region = lexed.kind_at(edit_at)
+        edit = rewritten(shape, text, cursor, lexed) if region in (None, CODE) else None
+        if edit is not None:
+            return edit
     for each in (sub, sub.fallback, _twice(sub, history_event, previous)):
         if each is None or not any(True for _ in _matches(each, text)):
             continue
