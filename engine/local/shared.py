@@ -292,6 +292,8 @@ class SharedLlamaServer:
         self._mutex = threading.Lock()
         self._lock_fd: int | None = None
         self._stopping = threading.Event()
+        #: Set to make the watch look now instead of at its next poll (a request found the owner gone).
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._state = "new"
         self._base_url: str | None = None
@@ -436,7 +438,14 @@ class SharedLlamaServer:
                 return await supervisor.wait_ready(remaining)
             url = self._base_url
             if self._state == "ready" and url:
-                return url
+                if not self._owner_gone():
+                    return url
+                # The owner died (its llama-server with it) since the watch last looked: a request sent now would fail.
+                # The watch looks at once, and this process may be the one that takes the server over.
+                with self._mutex:
+                    if self._base_url == url and self._state == "ready":
+                        self._state, self._base_url = "waiting", None
+                self._wake.set()
             if self._state == "failed":
                 raise BackendUnavailable(VENDOR, self._failed_reason or "llama-server failed")
             if self._state == "stopped":
@@ -445,12 +454,20 @@ class SharedLlamaServer:
                 raise BackendUnavailable(VENDOR, f"{self._waiting_for()}: not ready after {timeout:g} s")
             await asyncio.sleep(HEALTH_POLL_SECONDS)
 
+    def _owner_gone(self) -> bool:
+        """Whether the owner or its llama-server has exited since the record was read (two signal-0 calls: cheap
+        enough for every request, and it closes the half second between an owner's death and the watch's next look,
+        in which a request went to a port nobody listens on)."""
+        record = self.record
+        return record is not None and not (_alive(record.owner_pid) and _alive(record.pid))
+
     async def stop(self) -> None:
         await asyncio.to_thread(self.stop_blocking)
 
     def stop_blocking(self) -> None:
         """Stop watching (attached) or withdraw the record, stop llama-server and release the lock (owner)."""
         self._stopping.set()
+        self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=HEALTH_TIMEOUT_S + 5.0)
@@ -552,7 +569,8 @@ class SharedLlamaServer:
                         return
                     self._register_as_user()
                     self._look(client)
-                    self._stopping.wait(self.poll_interval)
+                    self._wake.wait(self.poll_interval)
+                    self._wake.clear()
         except Exception as exc:  # never let the thread die silently: callers must learn why
             log.exception("watching the shared llama-server failed")
             with self._mutex:

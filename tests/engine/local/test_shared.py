@@ -213,6 +213,25 @@ def test_a_failed_health_look_at_a_running_server_keeps_it_in_use(tmp_path: Path
     assert attached.state == "waiting" and [e.kind for e in events] == ["ready", "starting"]
 
 
+async def test_a_request_after_the_owner_died_waits_for_the_takeover_instead_of_its_dead_port(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between an owner's death and the watch's next look (half a second; longer on a loaded machine) the attached
+    process still held the dead server's URL, and a request sent then went to a port nobody listens on. Each request
+    now checks that the owner and its server live, and if not waits (and wakes the watch, which takes over)."""
+    attached = SharedLlamaServer("/bin/true", tmp_path / "m.gguf", LocalServerSettings(), tmp_path, "k")
+    monkeypatch.setattr(shared, "read_record", lambda path: RECORD)
+    monkeypatch.setattr(shared, "plausible", lambda record: True)
+    monkeypatch.setattr(shared, "_healthy", lambda client, url: True)
+    attached._look(None)  # type: ignore[arg-type]
+    living = {RECORD.owner_pid, RECORD.pid}
+    monkeypatch.setattr(shared, "_alive", lambda pid: pid in living)
+    assert await attached.wait_ready(0.0) == RECORD.base_url and not attached._wake.is_set()
+    living.discard(RECORD.owner_pid)  # killed: its llama-server dies with it (PR_SET_PDEATHSIG)
+    with pytest.raises(BackendUnavailable, match="not ready after"):
+        await attached.wait_ready(0.2)
+    assert attached.state == "waiting" and attached._wake.is_set()  # the watch looks at once
+
+
 def test_a_stale_record_is_not_plausible() -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
