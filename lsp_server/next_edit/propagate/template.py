@@ -134,6 +134,8 @@ def template(sub: Substitution) -> Template | None:
         at = spot + len(arg)
     pieces.append(sub.new[at:])
     frame = "".join(pieces)
+    if not frame.strip():
+        return None  # only the arguments kept (`items[i]` → `i`): a subscript of data unwrapped, no type rewritten
     if any(_is_name(t) and t not in LITERALS and t not in KEYWORDS for t in _tokens(frame)):
         return None  # the new text names something of its own: that place's code, not the generic's rewrite
     joined = len(args) >= 2 and order == sorted(order) and pieces[0] == pieces[-1] == "" \

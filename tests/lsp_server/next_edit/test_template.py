@@ -64,6 +64,8 @@ def test_what_is_not_a_template():
     # new text that names something of its own: that place's code
     assert _template("x: Optional[int]\n", "x: Maybe[int]\n") is None
     assert _template("x: Optional[int]\n", "x: int | Missing\n") is None
+    # only the argument kept: a subscript unwrapped is that place's data
+    assert _template("n = items[i]\n", "n = i\n") is None
     # an argument the new text does not hold once, whole
     assert _template("x: Optional[int]\n", "x: integer | None\n") is None
     assert _template("x: Tuple[int, int]\n", "x: int | int\n") is None
