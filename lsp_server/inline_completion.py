@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -23,10 +24,14 @@ from engine.errors import InfillError
 from .protocol import REQUEST_FAILED
 
 if TYPE_CHECKING:
+    from .config import ServerSettings
     from .context import CursorContext, Window
-    from .documents import Document
-    from .pipeline import Suggestion
-    from .server import InfillServer
+    from .documents import Document, DocumentStore
+    from .notebooks import Notebooks
+    from .pipeline import CompletionService, Suggestion
+    from .session import Sessions
+    from .speculation import Speculation
+    from .status import StatusReporter
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +39,32 @@ log = logging.getLogger(__name__)
 ACCEPT_COMMAND = "infill.accept"
 #: A request that takes longer than this shows "busy" in the status (a quicker one would only make noise).
 BUSY_AFTER_S = 0.15
+
+
+class Server(Protocol):
+    """What the request uses of the server (lsp_server.server.InfillServer, which imports this module: named here,
+    not imported, so that the two do not import each other)."""
+
+    @property
+    def documents(self) -> DocumentStore: ...
+    @property
+    def settings(self) -> ServerSettings: ...
+    @property
+    def service(self) -> CompletionService | None: ...
+    @property
+    def status(self) -> StatusReporter: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def notebooks(self) -> Notebooks: ...
+    @property
+    def sessions(self) -> Sessions: ...
+    @property
+    def speculation(self) -> Speculation: ...
+    @property
+    def timings(self) -> deque[tuple[str, float]]: ...
+    @property
+    def config_lock(self) -> asyncio.Lock: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +96,7 @@ def _selected_item(doc: Document, info: types.SelectedCompletionInfo | None, cur
     return SelectedItem(start, end, info.text, clamped)
 
 
-def _other_cells(ls: InfillServer, doc: Document, cells: tuple[list[str], list[str]], window: Window
+def _other_cells(ls: Server, doc: Document, cells: tuple[list[str], list[str]], window: Window
                  ) -> tuple[str, str]:
     """The code of a notebook's cells before and after `doc`'s (of its language), joined as one program, as much
     as the window reads."""
@@ -124,7 +155,7 @@ def to_item(suggestion: Suggestion, ctx: CursorContext, position: types.Position
                                           "source": suggestion.source}]))
 
 
-async def handle_inline_completion(ls: InfillServer, params: types.InlineCompletionParams
+async def handle_inline_completion(ls: Server, params: types.InlineCompletionParams
                                    ) -> types.InlineCompletionList:
     from engine.api import StatusEvent
     from .context import Window, build_context, build_context_with_item
@@ -136,11 +167,11 @@ async def handle_inline_completion(ls: InfillServer, params: types.InlineComplet
     empty = types.InlineCompletionList(items=[])
     uri = normalize_uri(params.text_document.uri)  # one key per file however it is spelled: sessions, caches
     doc = ls.documents.get(params.text_document.uri)  # the text of the document opened under this spelling
-    if ls._config_lock.locked():
+    if ls.config_lock.locked():
         # A configuration change or the start-up is being applied: serve after it, but from the text this request
         # was made for (edits that arrive meanwhile belong to later requests).
         doc = snapshot(doc) if doc is not None else None
-        async with ls._config_lock:
+        async with ls.config_lock:
             pass
     settings = ls.settings
     if doc is None or ls.service is None:
@@ -235,7 +266,7 @@ def snapshot(doc: Document) -> Document:
     return Document(doc.uri, doc.text, doc.language_id, doc.version)
 
 
-def _publish_busy(ls: InfillServer) -> None:
+def _publish_busy(ls: Server) -> None:
     from engine.api import StatusEvent
 
     if ls.status.current.kind == "ready":

@@ -142,7 +142,7 @@ class InfillServer(LanguageServer):
         self.shown = 0
         #: (source, milliseconds in the handler) of recent inline requests, for `infill/stats` and benchmarks.
         self.timings: deque[tuple[str, float]] = deque(maxlen=5000)
-        self._config_lock = asyncio.Lock()
+        self.config_lock = asyncio.Lock()
         self._workspace_tick: asyncio.Task | None = None
         #: Whether `initialized` has been handled (a repeated one is ignored).
         self._initialized_seen = False
@@ -465,7 +465,7 @@ def build_server() -> InfillServer:
         from .pipeline import CompletionService
         from .workspace import lsp as workspace_lsp
 
-        async with ls._config_lock:
+        async with ls.config_lock:
             if ls._initialized_seen:
                 # LSP sends it once. A second one built a second CompletionService over the first without closing
                 # it (a supervised llama-server kept running beside the new one) and a second workspace tick loop.
@@ -491,7 +491,7 @@ def build_server() -> InfillServer:
     async def on_configuration(ls: InfillServer, params: types.DidChangeConfigurationParams) -> None:
         from .config import SECTION
 
-        async with ls._config_lock:
+        async with ls.config_lock:
             previous = ls.settings_store.checkpoint()
             settings = _plain(params.settings)
             if isinstance(settings, dict) and SECTION in settings:

@@ -99,11 +99,11 @@ async def test_a_request_waiting_for_the_config_lock_uses_its_own_document_versi
     params = types.InlineCompletionParams(
         text_document=types.TextDocumentIdentifier(uri="file:///a.py"), position=types.Position(line=0, character=3),
         context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))
-    await ls._config_lock.acquire()
+    await ls.config_lock.acquire()
     task = asyncio.ensure_future(handle_inline_completion(ls, params))
     await asyncio.sleep(0)  # the request is now waiting for the lock
     doc.apply_change("XYZ", (0, 0, 0, 0))  # an edit that arrives while it waits (version 2)
-    ls._config_lock.release()
+    ls.config_lock.release()
     await task
     assert [(c.prefix, c.suffix) for c in ls.service.contexts] == [("abc", "\n")]
 
