@@ -134,7 +134,9 @@ def _finish(path: Path, prompt_template: str | None, chat_template: str | None, 
     model = ResolvedModel(path, prompt_template, chat_template, source, info)
     if model.prefix_only:
         warning = (f"{path.name} has no FIM tokens and no prompt_template is set: completions will only continue "
-                   "the text before the cursor (set prompt_template to use the text after it)")
+                   "the text before the cursor, with no fill-in-the-middle prompt (the language server shows the "
+                   "lines after the cursor as a block of context instead: context.next_lines); set prompt_template "
+                   "if the model was trained with FIM tokens")
         log.warning("%s", warning)
         model = ResolvedModel(path, prompt_template, chat_template, source, info, (warning,))
     return model
