@@ -494,6 +494,31 @@ def test_choice_keys_without_a_suggestion_keep_their_meaning(scripted_nvim: Nvim
     nvim.send("<Esc>")
 
 
+def test_the_suggest_key_asks_again_explicitly_after_a_dismissal(scripted_nvim: Nvim, tmp_path: Path) -> None:
+    """<M-\\> (keymaps.suggest, `require('infill').suggest()`) sends an explicit request (triggerKind 1: no debounce, no
+    cache, the server's `invoked_choices`) and shows its answer: after <C-]> hid a suggestion, nothing brought it back
+    but typing on (Neovim 0.12's inline completion has no public way to ask)."""
+    nvim = scripted_nvim
+    open_file(nvim, tmp_path / "again.py", SCRIPTED_HEAD)
+    nvim.send("Go    ")
+    nvim.wait_for(lambda: (g := ghost_text(nvim)) and (g["row"], g["col"]) == (1, 4), GHOST_TIMEOUT, "ghost text")
+    assert not [p for p in sent(nvim, "textDocument/inlineCompletion") if p["context"]["triggerKind"] == 1]
+    nvim.send("<C-]>")
+    nvim.wait_for(lambda: ghost_text(nvim) is None, WAIT, "the suggestion hidden")
+    nvim.send("<M-\\>")
+    invoked = nvim.wait_for(lambda: [p for p in sent(nvim, "textDocument/inlineCompletion")
+                                     if p["context"]["triggerKind"] == 1], WAIT, "an explicit request")
+    assert invoked[-1]["position"] == {"line": 1, "character": 4}
+    ghost = nvim.wait_for(lambda: (g := ghost_text(nvim)) and (g["row"], g["col"]) == (1, 4) and g, GHOST_TIMEOUT,
+                          "the explicit request's suggestion")
+    assert ghost["lines"][0] == "result = 0"
+    assert buffer_lines(nvim) == [SCRIPTED_HEAD.rstrip("\n"), "    "], "the key typed nothing"
+    nvim.send("<Esc>")
+    nvim.wait_for(lambda: nvim.lua("vim.api.nvim_get_mode().mode") == "n", WAIT, "normal mode")
+    # in normal mode nothing is asked (ghost text is shown and accepted in insert mode)
+    assert nvim.lua("require('infill').suggest()") is False
+
+
 def test_leaving_insert_mode_at_once_leaves_no_ghost_text(scripted_nvim: Nvim, tmp_path: Path) -> None:
     """Text typed and <Esc> at once (before the 200 ms debounce of Neovim's inline completion ran out): Neovim 0.12
     does not stop that timer on InsertLeave, so it asked in normal mode and drew the answer there, ghost text that

@@ -12,6 +12,7 @@ local M = {}
 ---@field next string|false          Show the next choice.
 ---@field prev string|false          Show the previous choice.
 ---@field dismiss string|false       Hide the suggestion (or the next edit when no suggestion is shown).
+---@field suggest string|false       Ask for a suggestion now (an explicit request: no debounce, no cache, choices).
 ---@field next_edit string|false     Normal mode: jump to the next edit, then apply it (accept does it in insert mode).
 ---@field next_edit_dismiss string|false Normal mode: hide the next edit.
 
@@ -41,6 +42,7 @@ M.defaults = {
     next = '<M-]>',
     prev = '<M-[>',
     dismiss = '<C-]>',
+    suggest = '<M-\\>',
     next_edit = '<Tab>',
     next_edit_dismiss = '<Esc>',
   },

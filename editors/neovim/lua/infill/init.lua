@@ -178,6 +178,33 @@ function M.suggestion_shown(bufnr)
   return ns ~= nil and #api.nvim_buf_get_extmarks(bufnr, ns, 0, -1, { limit = 1 }) > 0
 end
 
+--- Asks for a suggestion now, as an explicit request (`triggerKind` Invoked: the server skips its debounce and its
+--- cache and may offer several choices, `invoked_choices`), e.g. after a dismissed or an empty one. Neovim 0.12 has no
+--- public function for it: the buffer's inline-completion object is reached through `vim.lsp._capability`
+--- (internal); where that is missing, the buffer's own automatic request runs instead. Insert mode only (ghost text
+--- is shown and accepted there); returns false elsewhere or when the buffer has no inline completion.
+---@param bufnr? integer
+---@return boolean
+function M.suggest(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if api.nvim_get_mode().mode:sub(1, 1) ~= 'i' then
+    return false
+  end
+  if not M.has_inline_completion() or not vim.lsp.inline_completion.is_enabled({ bufnr = bufnr }) then
+    return false
+  end
+  local ok, capability = pcall(require, 'vim.lsp._capability')
+  local kind = ok and type(capability) == 'table' and type(capability.all) == 'table'
+    and capability.all.inline_completion
+  local completor = type(kind) == 'table' and type(kind.active) == 'table' and kind.active[bufnr]
+  if type(completor) == 'table' and type(completor.request) == 'function' then
+    completor:request(vim.lsp.protocol.InlineCompletionTriggerKind.Invoked)
+    return true
+  end
+  local group = ('nvim.lsp.inline_completion:%d'):format(bufnr)
+  return (pcall(api.nvim_exec_autocmds, 'CursorMovedI', { group = group, buffer = bufnr }))
+end
+
 --- Hides the shown suggestion; returns false when none is shown.
 function M.dismiss()
   if not M.has_inline_completion() then
@@ -239,6 +266,9 @@ local function set_keymaps(bufnr, keymaps)
       return true
     end
   end
+  map('suggest', function()
+    M.suggest(bufnr)
+  end, 'ask for a suggestion now', false)
   map('next', with_fallback('next', cycle(1)), 'next suggestion', true)
   map('prev', with_fallback('prev', cycle(-1)), 'previous suggestion', true)
 end
