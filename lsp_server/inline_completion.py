@@ -248,10 +248,10 @@ async def handle_inline_completion(ls: Server, params: types.InlineCompletionPar
             joined.release()
         busy.cancel()
         if ls.status.current.kind == "busy":
-            ls.status.publish(StatusEvent("ready", "Infill is ready"))
+            ls.status.ready()
     ls.sessions.record_latency((time.perf_counter() - started) * 1000.0 - delay_ms)
     if ls.status.current.kind != "ready":
-        ls.status.publish(StatusEvent("ready", "Infill is ready"))
+        ls.status.ready()
     ls.timings.append((suggestions[0].source if suggestions else "model", (time.perf_counter() - entered) * 1000))
     ls.speculation.answered(ctx, suggestions)
     return types.InlineCompletionList(items=[to_item(s, ctx, position, encoding, i, selected)

@@ -84,6 +84,13 @@ class StatusReporter:
         except Exception:  # the client may be gone; status is best effort
             log.debug("status notification failed", exc_info=True)
 
+    def ready(self) -> None:
+        """Back to "ready" after a request (busy) or a failed one: the engine's own ready status again, with its
+        detail (who runs the model server, prefetch on or off), which a plain "Infill is ready" took out of the
+        editor's tooltip at the first keystroke."""
+        ready = self.engine_current if self.engine_current.kind == "ready" else StatusEvent("ready", "Infill is ready")
+        self.publish(ready)
+
     def disabled_once(self, key: str, message: str, detail: str | None = None) -> None:
         """Report "disabled" for a reason (an excluded file, completion turned off) once, not on every keystroke."""
         if key in self._disabled_reported:

@@ -168,3 +168,23 @@ async def test_a_request_answered_from_the_cache_and_superseded_at_once_gets_an_
     second = asyncio.ensure_future(handle_inline_completion(ls, params))
     results = await asyncio.gather(first, second)
     assert [len(r.items) for r in results] == [0, 1]
+
+
+async def test_after_a_request_the_ready_status_keeps_the_engines_detail(monkeypatch):
+    """The engine's ready status says who runs the model server and whether prefetch is on (the editors' tooltip);
+    the request that followed a failed one sent a bare "Infill is ready", and that detail was gone from then on."""
+    from engine.api import StatusEvent
+
+    ls = build_server()
+    ls.load()
+    monkeypatch.setattr(type(ls), "encoding", property(lambda self: "utf-16"))
+    ls.service = RecordingService()
+    ls.status.on_engine_status(StatusEvent("ready", "Infill is ready", "this process runs the model server"))
+    ls.status.publish(StatusEvent("error", "Infill completion failed: the backend went away"))
+    ls.documents.open("file:///a.py", "abc\n", "python", 1)
+    params = types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri="file:///a.py"), position=types.Position(line=0, character=3),
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked))
+    await handle_inline_completion(ls, params)
+    assert ls.status.current.kind == "ready"
+    assert ls.status.current.detail is not None and "this process runs the model server" in ls.status.current.detail
