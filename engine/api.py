@@ -10,6 +10,7 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from .config import EngineConfig, ModelConfig
+from .deadlines import wait_for
 from .errors import BackendError, BackendUnavailable, ConfigError, InfillError
 from .types import (Completion, CompletionOptions, CompletionRequest, StatusCallback,
                     StatusEvent)
@@ -166,7 +167,7 @@ class Engine:
         if self._start_task is None:
             await self.start()
         try:
-            await asyncio.wait_for(self._ready.wait(), timeout)
+            await wait_for(self._ready.wait(), timeout)
         except asyncio.TimeoutError:
             raise BackendUnavailable("infill", f"the model is still loading after {timeout:g} s") from None
         if self._start_error is not None:

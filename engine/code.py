@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import AsyncGenerator, AsyncIterator, Callable, Iterable
 
 from .decoding import StopCondition, StopConditions, first_stop, stop_condition
+from .deadlines import wait_for
 from .errors import DeadlineExceeded
 from .languages import Language, LanguageTable, default_sentinels, opens_multiline_string
 from .prompt import CountTokens, PromptTemplate, build_prompt, detect_crlf, healed_prompt, restore_line_endings
@@ -216,7 +217,7 @@ class CodeGeneration:
         run = await self._start(request, heal=options.mode == "standard")
         if options.mode == "next_edit_suggestion":
             try:
-                text = await asyncio.wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
+                text = await wait_for(generate_sync(self.stream, run.prompt, options, run.stats), deadline)
             except asyncio.TimeoutError:
                 assert deadline is not None  # wait_for times out only with one
                 raise DeadlineExceeded.after(deadline) from None
@@ -231,7 +232,7 @@ class CodeGeneration:
                             on_text("".join(parts))
 
             try:
-                await asyncio.wait_for(read(), deadline)
+                await wait_for(read(), deadline)
             except asyncio.TimeoutError:
                 run.stats.hit_deadline = True
                 if not "".join(parts):

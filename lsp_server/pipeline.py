@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, TypeVar
 
 from engine.api import Engine, StatusEvent
+from engine.deadlines import wait_for
 from engine.errors import DeadlineExceeded
 from engine.types import Completion, CompletionOptions, CompletionRequest, StopReason
 
@@ -232,7 +233,7 @@ class CompletionService:
         completions: list[Completion] | None = None
         if count > 1:  # alternatives from one prefill where the backend can
             try:  # one non-streamed reply: the deadline covers the wait for the model and the generation
-                completions = await asyncio.wait_for(
+                completions = await wait_for(
                     engine.complete_choices(request, self._options(invoked, stop_words, 0), count,
                                             settings.ready_timeout),
                     settings.ready_timeout + settings.request_timeout)

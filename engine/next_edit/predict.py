@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import AsyncIterator
 
 from ..code import CHARS_PER_TOKEN_CAP, CHUNK_SLACK, CHUNKS_PER_TOKEN, closing
+from ..deadlines import wait_for
 from ..errors import InfillError
 from ..redact import redact
 from ..streams import ChatCompletionStream, CompletionStream
@@ -136,7 +137,7 @@ async def predict(request: NextEditRequest, options: NextEditOptions, format_nam
             if completion is None:
                 raise ValueError(f"the {format_name} format needs a completion model, not a chat model")
             run = generate_completion(completion, rendered, options, request.language)
-        out = await asyncio.wait_for(run, request_timeout)
+        out = await wait_for(run, request_timeout)
     except asyncio.TimeoutError:
         return Prediction(None, f"model error: no answer within {request_timeout:g} s", format_name,
                           prompt=rendered.shown)

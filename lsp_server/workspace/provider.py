@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from engine.types import CompletionRequest, ContextSnippet
+from engine.deadlines import wait_for
 
 from ..secrets import excluded_by, uri_to_path
 from . import budget as budget_mod
@@ -634,8 +635,8 @@ class WorkspaceContext:
         """Blend in cosine similarity from the embedding backend (best effort: a failure keeps the order)."""
         assert self.embed is not None
         try:
-            query = await asyncio.wait_for(self.embed(query_text), 2.0)
-            vectors = await asyncio.wait_for(asyncio.gather(*(self.embed(c.text) for c in candidates)), 2.0)
+            query = await wait_for(self.embed(query_text), 2.0)
+            vectors = await wait_for(asyncio.gather(*(self.embed(c.text) for c in candidates)), 2.0)
         except Exception as exc:
             log.debug("embedding re-rank skipped: %s", exc)
             return candidates
