@@ -218,6 +218,11 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _processes_live(record: Record) -> bool:
+    """Whether the record's owner and its llama-server both still run."""
+    return _alive(record.owner_pid) and _alive(record.pid)
+
+
 def _command_line(pid: int) -> list[str] | None:
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -230,7 +235,7 @@ def plausible(record: Record) -> bool:
     """The record describes a live server of a live Infill process: its owner runs, and its pid is a process whose
     command line serves 127.0.0.1 on the record's port (where /proc can tell). A stale record (a dead pid, a pid
     reused by another program, another port) is not."""
-    if not _alive(record.owner_pid) or not _alive(record.pid):
+    if not _processes_live(record):
         return False
     args = _command_line(record.pid)
     if args is None:
@@ -459,7 +464,7 @@ class SharedLlamaServer:
         enough for every request, and it closes the half second between an owner's death and the watch's next look,
         in which a request went to a port nobody listens on)."""
         record = self.record
-        return record is not None and not (_alive(record.owner_pid) and _alive(record.pid))
+        return record is not None and not _processes_live(record)
 
     async def stop(self) -> None:
         await asyncio.to_thread(self.stop_blocking)

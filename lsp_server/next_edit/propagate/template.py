@@ -150,9 +150,9 @@ def rewritten(shape: Template, text: str, cursor: int, lexed: _Lexed) -> TextEdi
     chosen: list[tuple[int, int, str]] = []
     for found in pattern.finditer(text, cursor):
         start = found.start()
-        parsed = _arguments(text, found.end() - 1, shape.opener)
         if chosen and start < chosen[-1][1]:
             continue  # a use inside the arguments of one already rewritten
+        parsed = _arguments(text, found.end() - 1, shape.opener)
         if parsed is None or not shape.fits(parsed[0]) or lexed.kind_at(start) != CODE:
             continue
         if chosen and (_line_breaks(text, chosen[-1][1], start) > ADJACENT_LINES
