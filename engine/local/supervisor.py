@@ -31,7 +31,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import httpx
 
@@ -139,6 +139,20 @@ def diagnose(lines: Sequence[str], returncode: int | None, model_path: str | os.
     how = f"was killed by signal {-returncode}" if returncode is not None and returncode < 0 \
         else f"exited with code {returncode}"
     return f"llama-server {how}" + (f"; last output: {last.strip()}" if last else "")
+
+
+#: Environment variables llama-server reads as its own flags (`LLAMA_ARG_*`, and `LLAMA_API_KEY`). They belong to the
+#: user's own llama-server setups; in Infill's private server an API key or a route prefix left over from such a shell
+#: locks Infill out (every completion refused, or /health moved so the server never counts as started), and a model
+#: URL there downloads behind the user's back. Infill writes the whole command line itself (`completion.local`,
+#: `extra_args` for anything else), so the child gets none of them.
+_SERVER_FLAG_VARIABLES = re.compile(r"LLAMA_ARG_\w+|LLAMA_API_KEY")
+
+
+def child_environment(environ: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The environment for llama-server: `environ` without the variables it would read as flags, and their names."""
+    dropped = sorted(name for name in environ if _SERVER_FLAG_VARIABLES.fullmatch(name))
+    return {name: value for name, value in environ.items() if name not in dropped}, dropped
 
 
 def free_port() -> int:
@@ -331,7 +345,10 @@ class LlamaServerSupervisor:
             if self._stopping:
                 raise BackendUnavailable(VENDOR, "this llama-server supervisor was stopped")
             self._state = "starting"
-            self._env = dict(os.environ)
+            self._env, dropped = child_environment(os.environ)
+            if dropped:
+                log.info("llama-server is started without %s from the environment: Infill sets its command line "
+                         "itself (completion.local settings, extra_args for other flags)", ", ".join(dropped))
             self._thread = threading.Thread(target=self._run, name=f"llama-server {self.model_path.name}",
                                             daemon=True)
             _LIVE.add(self)

@@ -369,3 +369,29 @@ def test_hang_needs_looks_in_a_row_and_the_timeout():
     assert watch.look(True, start + 102, 30) is None  # an answer starts again
     assert [watch.look(False, start + 102 + t, 30) for t in (1, 2, 3)] == [None, None, None]  # quick refusals
     assert watch.look(False, start + 132, 30) == 30
+
+
+@pytest.mark.llama_server
+def test_the_users_llama_arg_variables_do_not_reach_infills_server(llama_server_binary, tiny_model, monkeypatch):
+    """A shell set up for the user's own llama-server (an API key, a route prefix) must not lock Infill out of its
+    private one: /health answers without the key, so the server would look ready and refuse every completion."""
+    monkeypatch.setenv("LLAMA_API_KEY", "the-users-own-key")
+    monkeypatch.setenv("LLAMA_ARG_API_PREFIX", "/elsewhere")
+    monkeypatch.setenv("LLAMA_ARG_N_PREDICT", "1")
+    sup = LlamaServerSupervisor(llama_server_binary, tiny_model, FAST)
+    try:
+        url = sup.start_blocking()
+        reply = httpx.post(url + "/completion", json={"prompt": "def f", "n_predict": 4, "temperature": 0},
+                           trust_env=False, timeout=60)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["tokens_predicted"] == 4
+    finally:
+        sup.stop_blocking()
+
+
+def test_the_child_environment_drops_only_llama_servers_own_flags():
+    env, dropped = supervisor_module.child_environment({
+        "PATH": "/usr/bin", "LLAMA_API_KEY": "k", "LLAMA_ARG_HOST": "0.0.0.0", "LLAMA_ARG_MODEL_URL": "https://x",
+        "LLAMA_CACHE": "/cache", "CUDA_VISIBLE_DEVICES": "0", "MY_LLAMA_ARG_X": "kept"})
+    assert dropped == ["LLAMA_API_KEY", "LLAMA_ARG_HOST", "LLAMA_ARG_MODEL_URL"]
+    assert env == {"PATH": "/usr/bin", "LLAMA_CACHE": "/cache", "CUDA_VISIBLE_DEVICES": "0", "MY_LLAMA_ARG_X": "kept"}
