@@ -176,10 +176,12 @@ def test_stop_escalates_to_sigkill_and_kills_the_process_group(tmp_path, model_f
     """
     sup = LlamaServerSupervisor(fake_binary(tmp_path, script), model_file, LocalServerSettings(start_timeout=30))
     sup.launch()
-    for _ in range(100):
-        if marker.exists() and marker.read_text().strip():
+    # Waits for the script's own sign (its grandchild's pid), not for a time: on a loaded machine bash took over 5 s.
+    for _ in range(1200):
+        if marker.exists() and marker.read_text().strip() or sup.state in ("failed", "stopped"):
             break
         time.sleep(0.05)
+    assert marker.exists() and marker.read_text().strip(), f"the fake child never started: state {sup.state}"
     pid, grandchild = sup.pid, int(marker.read_text())
     proc = sup._proc
     # Seen once at load 7: the child was gone here. Say how, so that a recurrence explains itself.
