@@ -50,7 +50,7 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     """A version bumped in its last number (`'2.13.0'` → `'2.13.1'`) whose old text stands nowhere ahead: the same
     bump of the next version after the cursor written between the same characters with the same last number
     (`'2.46.0'` → `'2.46.1'`, a pinned dependency released with it), else the same version written as a tuple of
-    its numbers (`(9, 0, 1, 'final', 0)` after `'9.0.1'`), or None."""
+    its numbers (`(9, 0, 1, 'final', 0)` after `'9.0.1'`, or `(major=0, minor=22, micro=2, ...)`), or None."""
     old, new = _ANY_VERSION.fullmatch(sub.old), _ANY_VERSION.fullmatch(sub.new)
     if old is None or new is None or old.group(1) != new.group(1) or old.group(2) == new.group(2):
         return None
@@ -62,9 +62,14 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
             return TextEdit(found.start(2), end, new.group(2))
     numbers = sub.old.split(".")
     tupled = re.compile(r"(?<![\w.])\(\s*" + r"\s*,\s*".join(numbers[:-1]) + r"\s*,\s*(" + numbers[-1] + r")(?![\w.])")
-    found_tuple = tupled.search(text, cursor)
-    if found_tuple is not None:
-        return TextEdit(found_tuple.start(1), found_tuple.end(1), new.group(2))
+    # ... or as a named tuple is built, every number named (`VersionInfo(major=0, minor=22, micro=2, ...)`)
+    named = r"\s*,\s*[^\W\d]\w*\s*=\s*"
+    keyworded = re.compile(r"(?<![\w.])[^\W\d][\w.]*\(\s*[^\W\d]\w*\s*=\s*" + named.join(numbers[:-1]) + named + "("
+                           + numbers[-1] + r")(?![\w.])")
+    written = [m for m in (tupled.search(text, cursor), keyworded.search(text, cursor)) if m is not None]
+    if written:
+        nearest = min(written, key=lambda m: m.start())
+        return TextEdit(nearest.start(1), nearest.end(1), new.group(2))
     return None
 
 

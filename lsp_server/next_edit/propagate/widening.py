@@ -131,6 +131,12 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
             # the name stands with it, not by the call around it (`on(...)`, then `off(...)`)
             return 1, 0, False
+        if not core_new and "\n" not in removed and _group_ends_at_end(removed) \
+                and i1 > 0 and _is_name(a[i1 - 1]) and a[i1 - 1] not in keywords \
+                and _has_anchor(core_old):
+            # a generic's type arguments taken off (`ProjectMetadata[PluginManagerBound]` → `ProjectMetadata`):
+            # anchored by the generic, wherever it stands with those arguments, not by the punctuation after it
+            return 1, 0, False
         last = i2 < len(a) and (a[i2] in (")", ",", "=") or (a[i2].isspace() and a[i2 + 1:i2 + 2] == ["="]))
         member = _annotated(a, i1) if not core_old and last and "".join(core_new).lstrip().startswith("|") else None
         if member is not None:
@@ -184,6 +190,24 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a built-in type beside it stands everywhere, so it anchors nothing (`str | None` still anchors itself)
             return None
     return left, right, False
+
+
+_CLOSERS = {"[": "]", "<": ">"}
+
+
+def _group_ends_at_end(text: str) -> bool:
+    """Whether the bracket that opens `text` closes at its very end (`[A, B]`, not `[A][B]` or `[A] + [B]`)."""
+    if text[-1:] != _CLOSERS.get(text[:1]):
+        return False
+    depth = 0
+    for i, c in enumerate(text):
+        if c in "[<(":
+            depth += 1
+        elif c in "]>)":
+            depth -= 1
+            if depth == 0:
+                return i == len(text) - 1
+    return False
 
 
 _COMPARISONS = frozenset(("==", "!=", "===", "!==", "is", "is not"))

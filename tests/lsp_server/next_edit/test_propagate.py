@@ -1036,6 +1036,46 @@ def test_a_version_bumped_is_bumped_where_it_is_written_as_a_tuple_of_its_number
                      "__version__ = '9.0.2'\nv = (19, 0, 1)\nw = (9, 0, 10)\n", 20, "python") is None
 
 
+def test_a_version_bumped_is_bumped_in_a_named_tuple_of_its_numbers():
+    # twelfth round (docutils): `__version__ = '0.22.3'`, then `VersionInfo(major=0, minor=22, micro=2, ...)`
+    text = "__version__ = '0.22.3'\n\n__version_info__ = VersionInfo(\n    major=0,\n    minor=22,\n    micro=2,\n" \
+        "    releaselevel='final',\n)\n"
+    event = EditEvent("a.py", 0, "__version__ = '0.22.2'\n", "__version__ = '0.22.3'\n")
+    edit = propagate(event, text, 21, "python")
+    assert edit is not None and text[:edit.start].endswith("micro=") and (text[edit.start:edit.end], edit.text) == \
+        ("2", "3")
+    # a call that takes the same numbers, not all of them named, is no version
+    assert propagate(event, "__version__ = '0.22.3'\nf(0, 22, width=2)\nf(major=0, x, micro=2)\n", 21, "python") is None
+
+
+def test_a_generics_arguments_taken_off_are_taken_off_where_it_stands_before_other_punctuation():
+    # twelfth round (hatchling): `metadata: ProjectMetadata[PluginManagerBound],` lost its type arguments; the
+    # next use is a return type, followed by `:`, not `,`
+    text = "        metadata: ProjectMetadata,\n    ) -> None:\n\n    def metadata(self) -> ProjectMetadata[Bound]:\n" \
+        "        x = ProjectMetadata[PluginManagerBound]\n\n" \
+        "    def meta(self) -> ProjectMetadata[PluginManagerBound]:\n"
+    event = EditEvent("a.py", 0, "        metadata: ProjectMetadata[PluginManagerBound],\n",
+                      "        metadata: ProjectMetadata,\n")
+    edit = propagate(event, text, 33, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == \
+        ("ProjectMetadata[PluginManagerBound]", "ProjectMetadata")
+    assert text[:edit.start].endswith("x = ")  # the next use with those arguments, not one with others
+    # a subscript of two groups, or one taken off no name, is no generic's arguments
+    assert propagate(EditEvent("a.py", 0, "    y = rows[0][1],\n", "    y = rows[0],\n"), "    z = rows[0][1]:\n",
+                     0, "python") is None
+
+
+def test_a_sentence_taken_out_of_a_comment_after_a_full_stop_is_taken_out_again():
+    # twelfth round (openai): `... output_compression. SVG edits are not supported.` lost its last sentence; the
+    # same sentence after another full stop is no qualifier (`a.typing.`), which the text before it would make it
+    text = "  /**\n   * or output_compression.\n   */\n  /**\n   * or output_compression. SVG edits are not " \
+        "supported.\n   */\n"
+    event = EditEvent("a.ts", 0, "   * or output_compression. SVG edits are not supported.\n",
+                      "   * or output_compression.\n")
+    edit = propagate(event, text, 31, "typescript", region="comment")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == (" SVG edits are not supported.", "")
+
+
 def test_in_a_string_a_run_of_lines_that_begin_with_the_old_text_is_one_edit():
     # eleventh round (ol's shaders in template literals): lines of code in a string, not prose
     text = ("const s = `\n  varying vec2 v_local;\n  if (\n    v_map[0] < 1. ||\n    v_map[1] > 2.\n  ) {}\n"
