@@ -13,8 +13,9 @@ import re
 from engine.next_edit.types import EditEvent, TextEdit
 
 from .last_edit import _LAST_WORDS, _UNFINISHED, Substitution
+from ..lexical import CODE
 from .next_occurrence import MAX_RUN_LINES
-from .same_role import _matches
+from .same_role import _Lexed, _matches
 from .tokens import COMMON_NAMES, KEYWORDS, LITERALS, _RECEIVERS, _balanced, _is_name, _tokens
 
 
@@ -97,6 +98,42 @@ def _sibling(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     if found is None:
         return None
     return TextEdit(found.end() - 1, found.end() - 1, added)
+
+
+_KEYWORD_ARGUMENT = re.compile(r"\s*,\s*([^\W\d]\w*)\s*=(?!=)")
+_CALLEE_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d]\w*\.)*)\Z")
+
+
+def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> TextEdit | None:
+    """A keyword argument appended to a Python call (`saferepr(args, self.argsrepr_maxsize)` → `saferepr(args,
+    self.argsrepr_maxsize, maxlevels=...)`) whose call stands nowhere ahead: the same keyword argument appended to
+    the next call of the same function, reached the same way (`saferepr(`, `self.app.send(`), with as many arguments
+    and without it yet (`saferepr(kwargs, self.kwargsrepr_maxsize)`), or None. A keyword argument names what it
+    sets, so it says the same thing at every call of that function; a positional one is that place's value."""
+    if language != "python" or re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]):
+        return None  # a parameter's default (`def _group(tlist, cls, depth=0)`) is no argument of a call
+    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1) or not old.group(2).strip():
+        return None
+    added = new.group(2)[len(old.group(2)):]
+    keyword = _KEYWORD_ARGUMENT.match(added)
+    if not new.group(2).startswith(old.group(2)) or keyword is None or "," in added[keyword.end():]:
+        return None
+    if any(start >= cursor for start, _ in _matches(sub, text)):
+        return None
+    reach = _CALLEE_BEFORE.search(sub.context[0])
+    prefix = reach.group(1) if reach is not None else ""
+    call = re.compile(r"(?<![\w.])" + re.escape(prefix + old.group(1)) + r"\(([^()]*)\)")
+    arity = old.group(2).count(",")
+    lexed: _Lexed | None = None
+    for found in call.finditer(text, cursor):
+        args = found.group(1)
+        if not args.strip() or args.count(",") != arity or re.search(r"\b" + keyword.group(1) + r"\s*=", args):
+            continue
+        lexed = lexed or _Lexed(text, language)
+        if lexed.kind_at(found.start()) == CODE:
+            return TextEdit(found.end() - 1, found.end() - 1, added)
+    return None
 
 
 #: The fewest distinct names (keywords and `self` / `this` aside) of a single line rewritten where it recurs at another

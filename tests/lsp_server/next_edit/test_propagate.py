@@ -1065,6 +1065,24 @@ def test_a_generics_arguments_taken_off_are_taken_off_where_it_stands_before_oth
                      0, "python") is None
 
 
+def test_a_keyword_argument_appended_to_a_call_is_appended_to_the_next_call_of_that_function():
+    # twelfth round (celery): `saferepr(args, self.argsrepr_maxsize)` got `maxlevels=...`; the next `saferepr` call
+    # with as many arguments gets it too, not one reached another way, one in a comment or one that has it
+    text = "    a = saferepr(args, self.argsrepr_maxsize, maxlevels=m)\n    # saferepr(kwargs, size)\n" \
+        "    b = x.saferepr(kwargs, size)\n    c = saferepr(kwargs, size, maxlevels=3)\n    d = saferepr(kw)\n" \
+        "    e = saferepr(kwargs, self.kwargsrepr_maxsize)\n"
+    event = EditEvent("a.py", 0, "    a = saferepr(args, self.argsrepr_maxsize)\n",
+                      "    a = saferepr(args, self.argsrepr_maxsize, maxlevels=m)\n")
+    edit = propagate(event, text, 60, "python")
+    assert edit is not None and edit.start == edit.end and edit.text == ", maxlevels=m"
+    assert text[:edit.start].endswith("e = saferepr(kwargs, self.kwargsrepr_maxsize")
+    # a parameter's default is no argument; a positional argument is that place's value
+    assert propagate(EditEvent("a.py", 0, "def f(a, b):\n", "def f(a, b, depth=0):\n"),
+                     "def f(a, b, depth=0):\n    f(x, y)\n", 21, "python") is None
+    assert propagate(EditEvent("a.py", 0, "    g(a, b)\n", "    g(a, b, c)\n"), "    g(a, b, c)\n    g(x, y)\n", 14,
+                     "python") is None
+
+
 def test_a_sentence_taken_out_of_a_comment_after_a_full_stop_is_taken_out_again():
     # twelfth round (openai): `... output_compression. SVG edits are not supported.` lost its last sentence; the
     # same sentence after another full stop is no qualifier (`a.typing.`), which the text before it would make it
