@@ -116,6 +116,12 @@ def _receiver_call(a: list[str], op: Op) -> Op:
 _CALLEE = re.compile(r"[^\W\d][\w$]*(?:\.[^\W\d][\w$]*)*\(\Z")
 
 
+#: `input.hasAttribute(`: a method called on an object named by one name.
+_METHOD_HEAD = re.compile(r"([^\W\d][\w$]*)\s*\.\s*[^\W\d][\w$]*\s*\(")
+#: `has_attribute(input, `: a function called with one name first.
+_HELPER_HEAD = re.compile(r"([^\W\d][\w$.]*)\s*\(\s*([^\W\d][\w$]*)\s*,\s*")
+
+
 def _call_head(a: list[str], b: list[str], op: Op, keywords: frozenset[str]) -> Op | None:
     """`op` (the span over all of a hunk's changes) when it rewrites a call's head and keeps the rest of its
     arguments: `flatMap(topLevels, ` → `topLevels.flatMap(`, `has(tokType` → `Object.hasOwn(tokType ?? {}` (a
@@ -127,6 +133,15 @@ def _call_head(a: list[str], b: list[str], op: Op, keywords: frozenset[str]) -> 
     if "\n" in old or "\n" in new or _balanced(old) != (1, 0, 0) or _balanced(new) != (1, 0, 0):
         return None
     opener = old.find("(")
+    method = _METHOD_HEAD.fullmatch(old)
+    if method is not None and method.group(1) not in keywords and method.group(1) not in _RECEIVERS:
+        # ... and the other way round: a method made a helper that takes its object first (`input.hasAttribute(`
+        # → `has_attribute(input, `, then `input.hasAttribute('checked')`), the arguments after it kept
+        # (a call without other arguments is found whole, brackets closed)
+        helper = _HELPER_HEAD.fullmatch(new)
+        if helper is not None and helper.group(2) == method.group(1) and helper.group(1) not in keywords:
+            return op
+        return None
     if not _CALLEE.match(old[:opener + 1]) or old.split(".")[0].split("(")[0] in keywords:
         return None
     k = i1 + len(_tokens(old[:opener + 1]))

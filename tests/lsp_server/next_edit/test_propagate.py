@@ -1026,6 +1026,23 @@ def test_a_calls_head_rewritten_is_made_at_the_next_call_whatever_its_other_argu
                  language="typescript") == ("drop(defs, ", "defs.slice(")
 
 
+def test_a_method_made_a_helper_of_its_object_is_rewritten_at_its_next_call_whatever_the_arguments():
+    # twelfth round (svelte): `input.hasAttribute('value')` → `has_attribute(input, 'value')`, then the same for
+    # `input.hasAttribute('checked')`; a call without arguments is rewritten whole
+    text = "\t\tif (has_attribute(input, 'value')) {\n\t\t}\n\t\tif (input.hasAttribute('checked')) {\n"
+    event = EditEvent("a.js", 0, "\t\tif (input.hasAttribute('value')) {\n",
+                      "\t\tif (has_attribute(input, 'value')) {\n")
+    edit = propagate(event, text, 30, "javascript")
+    assert edit is not None
+    assert (text[edit.start:edit.end], edit.text) == ("input.hasAttribute(", "has_attribute(input, ")
+    text = "  a = size(node);\n  b = node.size();\n"
+    edit = propagate(EditEvent("a.js", 0, "  a = node.size();\n", "  a = size(node);\n"), text, 16, "javascript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("node.size()", "size(node)")
+    # `self.` / `this.` name any method of the class: no helper of them
+    assert propagate(EditEvent("a.py", 0, "    x = self.run(a)\n", "    x = run(self, a)\n"),
+                     "    x = run(self, a)\n    y = self.run(b)\n", 20, "python") is None
+
+
 def test_a_version_bumped_is_bumped_where_it_is_written_as_a_tuple_of_its_numbers():
     # eleventh round (sphinx): `__version__ = '9.0.2'`, then `version_info = (9, 0, 1, 'final', 0)`
     text = "__version__ = '9.0.2'\n# (1, 2, 1, 'beta', 3)\nversion_info = (9, 0, 1, 'final', 0)\n"
