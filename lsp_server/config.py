@@ -62,9 +62,10 @@ class SpeculationSettings:
     about five lines."""
 
     prefetch: bool = True
-    #: Prefetch also for hosted vendor APIs (openai/, azure/, deepseek/, mistral/ kinds), where each prefetch is
-    #: one more billed and rate-limited request: off unless asked for. Self-hosted servers (local, llama.cpp,
-    #: vLLM, Ollama) prefetch when `prefetch` is on.
+    #: Prefetch also for hosted vendor APIs, where each prefetch is one more billed and rate-limited request: off
+    #: unless asked for. Hosted means a kind other than local, llama.cpp/, vllm/ and ollama/ (so openai/, deepseek/,
+    #: mistral/) whose endpoint is not on this machine or a local network, unless completion.self_hosted says
+    #: otherwise (lsp_server/speculation.py `prefetch_decision`). Self-hosted servers prefetch when `prefetch` is on.
     prefetch_hosted: bool = False
     reuse_inflight: bool = True
     time_budget_ms: int = 250

@@ -260,10 +260,9 @@ def _get(obj: Any, *names: str) -> Any:
     return None
 
 
-#: Kind prefixes of APIs that are hosted vendors' unless the endpoint says otherwise (billed per request): see
-#: SpeculationSettings.prefetch_hosted and `prefetch_decision`.
-HOSTED_KINDS = ("openai/", "azure/", "deepseek/", "mistral/")
-#: Kinds that are model servers a user or a team runs (llama-server, vLLM, Ollama): a request costs no money.
+#: Kinds that are model servers a user or a team runs (llama-server, vLLM, Ollama): a request costs no money. Every
+#: other remote kind (openai/, deepseek/, mistral/) counts as a hosted vendor's API, billed per request, unless its
+#: endpoint is on this machine or a local network or completion.self_hosted says otherwise (`prefetch_decision`).
 SELF_HOSTED_KINDS = ("llama.cpp/", "vllm/", "ollama/")
 #: Host names that only resolve on the machine or the local network.
 LOCAL_NAMES = ("localhost", ".localhost", ".local", ".lan", ".home.arpa", ".internal")

@@ -149,7 +149,6 @@ class WorkspaceContext:
         self.watch_mode = "recheck"
         #: When the next re-check is due (event loop time), set when a scan or re-check ends.
         self.next_recheck: float | None = None
-        self.scanned_files = 0
         self.scan_done = False
         self.last_report: dict[str, Any] | None = None
         self.last_cursor: CursorInfo | None = None
@@ -359,7 +358,6 @@ class WorkspaceContext:
             if self.settings.definitions:
                 tags.add(entry.path, entry.label, entry.language_id, text)
             keys.add(entry.path)
-            self.scanned_files = len(keys)
         return None if self._scan_stop else (index, tags, keys, stats)
 
     async def wait_scanned(self) -> None:
