@@ -154,12 +154,25 @@ def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
 
 
 def config_file_path(env: Mapping[str, str] | None = None) -> Path:
-    """`$INFILL_CONFIG`, else `$XDG_CONFIG_HOME/infill/config.toml`, else `~/.config/infill/config.toml`."""
+    """`$INFILL_CONFIG`, else `$XDG_CONFIG_HOME/infill/config.toml`, else `~/.config/infill/config.toml` (the
+    commands' `--config` help, lsp_server/commands/__init__.py CONFIG_HELP, says the same)."""
     env = os.environ if env is None else env
     if env.get("INFILL_CONFIG"):
         return Path(env["INFILL_CONFIG"]).expanduser()
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "infill" / "config.toml"
+
+
+def load_settings_file(explicit: str | Path | None) -> dict[str, Any]:
+    """The raw settings of the file a command was given with `--config`, else of config_file_path(). One function for
+    every `infill` command so they agree: an explicit file that does not exist raises ConfigError naming it (a typo
+    there would otherwise run silently with the defaults); the default location may be absent (no settings)."""
+    if not explicit:
+        return load_config_file(config_file_path())
+    path = Path(explicit).expanduser()
+    if not path.is_file():
+        raise ConfigError(str(path), "the settings file does not exist")
+    return load_config_file(path)
 
 
 def load_config_file(path: Path) -> dict[str, Any]:
