@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
+from engine.prompt import CountTokens
 from engine.types import CompletionRequest, ContextSnippet
 from engine.deadlines import wait_for
 
@@ -490,7 +491,7 @@ class WorkspaceContext:
     # --- choosing snippets -------------------------------------------------------------------------------------
 
     async def select(self, cursor: CursorInfo, *, prompt_lines: tuple[int, int], prefix_only: bool = False,
-                     count_tokens: budget_mod.CountTokens | None = None) -> Selection:
+                     count_tokens: CountTokens | None = None) -> Selection:
         """The snippets for a request at `cursor`. `prompt_lines`: the current file's lines the prompt shows."""
         started = time.perf_counter()
         cpu_started = time.thread_time()
