@@ -5,7 +5,7 @@ Sources, later wins: built-in defaults → the user's config file → initializa
 in one source can be rejected on its own while the last good configuration stays in force.
 
 The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys
-(`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`, `default_org`) sit beside the server's own keys,
+(every field of EngineConfig: `completion`, `chat`, `embedding`, `languages`, …) sit beside the server's own keys,
 so `{"completion": {"kind": "local"}}` works as editors send it.
 Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
 
