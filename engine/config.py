@@ -170,8 +170,9 @@ class LocalServerSettings:
     binary: str | None = None
     parallel: int = 2
     ctx_size: int = 4096
-    #: llama-server's generation threads; None: one per core other programs leave free, adjusted while it runs
-    #: (engine/local/threads.py, docs/busy-machine.md).
+    #: llama-server's generation threads; None: on Linux one per core other programs leave free, adjusted while it
+    #: runs (engine/local/threads.py, docs/busy-machine.md); elsewhere, or when extra_args has -t/--threads,
+    #: llama-server's default.
     threads: int | None = None
     #: Prompt-processing threads; None: the same as `threads`.
     threads_batch: int | None = None

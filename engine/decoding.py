@@ -5,12 +5,14 @@ followed by more text in the same chunk, and re-reversing the whole text per chu
 last. Here each chunk is scanned once, together with the few characters held back from the previous one, so the cost per
 chunk depends on the chunk and on the longest stop word only.
 
-`stop_trie` keeps the classic representation (stop words reversed into a pygtrie trie, as Tabby does), used where the
-question is "does the text end with a stop word". The streaming matcher compiles the same words into one regular
-expression shaped like a forward trie, because a pygtrie lookup per character (about 1 µs on a 2-core test machine)
-costs more than the whole naive approach (`bench/latency/stop_condition.py` measures ours and the naive one). Even a
-regex search costs ~200 ns a call, so `feed` first settles the usual chunks with two `in` tests and set lookups (a chunk
-with neither "\n" nor "<", a held indentation that grows or ends) and searches only when those cannot tell."""
+`stop_trie` keeps the classic representation (stop words reversed into a pygtrie trie, as Tabby does): the baseline
+`bench/latency/stop_condition.py` measures ours against, and behind `ends_with_stop_word`, which answers "does the text
+end with a stop word" (only the tests ask it; completions use the matcher). The streaming matcher compiles the same
+words into one regular expression shaped like a forward trie, because a pygtrie lookup per character (about 1 µs on a
+2-core test machine) costs more than the whole naive approach (`bench/latency/stop_condition.py` measures ours and the
+naive one). Even a regex search costs ~200 ns a call, so `feed` first settles the usual chunks with two `in` tests and
+set lookups (a chunk with neither "\n" nor "<", a held indentation that grows or ends) and searches only when those
+cannot tell."""
 
 from __future__ import annotations
 

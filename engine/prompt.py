@@ -291,7 +291,7 @@ def comment_blocks(snippets: tuple[ContextSnippet, ...], line_comment: str | Non
     a line comment get no blocks: text that is not valid there would be worse than none."""
     if not snippets or not line_comment:
         return ""
-    parts = [f"{line_comment} Path: {s.filename}\n{_with_newline(s.text)}" for s in snippets]
+    parts = [f"{line_comment} Path: {s.filename}\n{with_newline(s.text)}" for s in snippets]
     if current:
         parts.append(f"{line_comment} Path: {current}\n")
     return "".join(parts)
@@ -302,7 +302,7 @@ def repo_blocks(snippets: tuple[ContextSnippet, ...], form: RepoForm, repo: str,
     if not snippets:
         return ""
     head = _fill(form.header, {"repo": repo or "workspace"})
-    files = "".join(_fill(form.file, {"filename": s.filename, "text": _with_newline(s.text)}) for s in snippets)
+    files = "".join(_fill(form.file, {"filename": s.filename, "text": with_newline(s.text)}) for s in snippets)
     return head + files + _fill(form.current, {"filepath": current or ""})
 
 
@@ -311,7 +311,9 @@ def _fill(form: str, values: dict[str, str]) -> str:
     return _ANY_PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), form)
 
 
-def _with_newline(text: str) -> str:
+def with_newline(text: str) -> str:
+    """`text` ending in "\n" ("\n" added when it does not): a block of a prompt (a snippet, a next-edit excerpt)
+    then never runs into the line after it."""
     return text if text.endswith("\n") else text + "\n"
 
 

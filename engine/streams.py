@@ -7,13 +7,9 @@ Callers should wrap iteration in ``contextlib.aclosing`` so that happens at once
 from __future__ import annotations
 
 import contextlib
-from typing import AsyncGenerator, Callable, Protocol, Sequence, runtime_checkable
+from typing import AsyncGenerator, Protocol, runtime_checkable
 
 from .types import ChatChunk, ChatRequest, CompletionOptions, GenerationStats, Prompt
-
-Tokenizer = Callable[[str], Sequence[int]]
-"""Maps text to token ids; used to clip the prompt to a token budget."""
-
 
 @runtime_checkable
 class CompletionStream(Protocol):

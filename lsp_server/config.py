@@ -5,7 +5,7 @@ Sources, later wins: built-in defaults → the user's config file → initializa
 in one source can be rejected on its own while the last good configuration stays in force.
 
 The settings dict is flat (an `engine` table is accepted too and merged into the top level): the engine's keys
-(`completion`, `chat`, `embedding`, `languages`, `model_cache_dir`, `default_org`) sit beside the server's own keys,
+(every field of EngineConfig: `completion`, `chat`, `embedding`, `languages`, …) sit beside the server's own keys,
 so `{"completion": {"kind": "local"}}` works as editors send it.
 Validation reuses `engine.config.from_dict`, so an error names the dotted key exactly as the user wrote it."""
 
@@ -62,9 +62,10 @@ class SpeculationSettings:
     about five lines."""
 
     prefetch: bool = True
-    #: Prefetch also for hosted vendor APIs (openai/, azure/, deepseek/, mistral/ kinds), where each prefetch is
-    #: one more billed and rate-limited request: off unless asked for. Self-hosted servers (local, llama.cpp,
-    #: vLLM, Ollama) prefetch when `prefetch` is on.
+    #: Prefetch also for hosted vendor APIs, where each prefetch is one more billed and rate-limited request: off
+    #: unless asked for. Hosted means a kind other than local, llama.cpp/, vllm/ and ollama/ (so openai/, deepseek/,
+    #: mistral/) whose endpoint is not on this machine or a local network, unless completion.self_hosted says
+    #: otherwise (lsp_server/speculation.py `prefetch_decision`). Self-hosted servers prefetch when `prefetch` is on.
     prefetch_hosted: bool = False
     reuse_inflight: bool = True
     time_budget_ms: int = 250
@@ -153,12 +154,25 @@ def parse_settings(data: Mapping[str, Any] | None) -> ServerSettings:
 
 
 def config_file_path(env: Mapping[str, str] | None = None) -> Path:
-    """`$INFILL_CONFIG`, else `$XDG_CONFIG_HOME/infill/config.toml`, else `~/.config/infill/config.toml`."""
+    """`$INFILL_CONFIG`, else `$XDG_CONFIG_HOME/infill/config.toml`, else `~/.config/infill/config.toml` (the
+    commands' `--config` help, lsp_server/commands/__init__.py CONFIG_HELP, says the same)."""
     env = os.environ if env is None else env
     if env.get("INFILL_CONFIG"):
         return Path(env["INFILL_CONFIG"]).expanduser()
     base = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "infill" / "config.toml"
+
+
+def load_settings_file(explicit: str | Path | None) -> dict[str, Any]:
+    """The raw settings of the file a command was given with `--config`, else of config_file_path(). One function for
+    every `infill` command so they agree: an explicit file that does not exist raises ConfigError naming it (a typo
+    there would otherwise run silently with the defaults); the default location may be absent (no settings)."""
+    if not explicit:
+        return load_config_file(config_file_path())
+    path = Path(explicit).expanduser()
+    if not path.is_file():
+        raise ConfigError(str(path), "the settings file does not exist")
+    return load_config_file(path)
 
 
 def load_config_file(path: Path) -> dict[str, Any]:

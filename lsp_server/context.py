@@ -6,17 +6,15 @@ cost of a request does not grow with the file."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from engine.config import ModelConfig
 from engine.prompt import clip_window
 
-from .documents import UTF16, UTF32, Document
+from .documents import LINE_BREAK, UTF16, UTF32, Document
 from .postprocess.line_mode import LineMode, MultilinePolicy, decide
 from .postprocess.textutil import detect_indent_unit
 
-_BREAK = re.compile(r"\r\n|\r|\n")
 #: The filters look up to 200 lines around the cursor (postprocess.context.CONTEXT_LINES): windows are at least
 #: this long even under a small prompt budget.
 MIN_BEFORE, MIN_AFTER = 16384, 8192
@@ -66,7 +64,7 @@ class Window:
 def indent_unit_near(prefix: str, suffix: str) -> str:
     """The indentation the lines around the cursor use (postprocess.textutil's detector, the one the filters use),
     else 4 spaces. (An inline completion request carries no FormattingOptions to prefer.)"""
-    lines = _BREAK.split(prefix)[-INDENT_LINES_BEFORE:] + _BREAK.split(suffix)[1:INDENT_LINES_AFTER + 1]
+    lines = LINE_BREAK.split(prefix)[-INDENT_LINES_BEFORE:] + LINE_BREAK.split(suffix)[1:INDENT_LINES_AFTER + 1]
     return detect_indent_unit(lines) or "    "
 
 

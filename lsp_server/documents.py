@@ -36,13 +36,15 @@ _REMEMBER_LINE = 4096
 #: single longer line makes a longer chunk (an edit in it costs O(line)).
 CHUNK_CHARS = 4096
 
-_BREAK = re.compile(r"\r\n|\r|\n")
+#: LSP's line breaks: "\r\n", "\r" and "\n" (a "\r\n" pair is one break). The other modules that split lines as
+#: the client counts them use this one.
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ASTRAL = re.compile("[\U00010000-\U0010FFFF]")
 
 
 def line_starts(text: str) -> list[int]:
     """Offsets (in code points) where each line begins; a "\\r\\n" pair counts as one break."""
-    return [0, *(m.end() for m in _BREAK.finditer(text))]
+    return [0, *(m.end() for m in LINE_BREAK.finditer(text))]
 
 
 def code_units(ch: str, encoding: str) -> int:
@@ -137,10 +139,10 @@ def _line_ends(chunk: str) -> array:
         if "\n" not in chunk:
             return array("I")
         return array("I", map(add, accumulate(map(len, chunk.split("\n")[:-1])), count(1)))
-    breaks = _BREAK.findall(chunk)
+    breaks = LINE_BREAK.findall(chunk)
     if not breaks:
         return array("I")
-    return array("I", accumulate(map(add, map(len, _BREAK.split(chunk)), map(len, breaks))))
+    return array("I", accumulate(map(add, map(len, LINE_BREAK.split(chunk)), map(len, breaks))))
 
 
 def _edited_line_ends(chunk: str, ends: array, start: int, end: int, new: str) -> array:

@@ -84,7 +84,8 @@ class PrefetchStats:
     started: int = 0
     completed: int = 0
     cancelled: int = 0
-    #: Requests served from a finished prefetch (cache hit on its state) or by joining a running one.
+    #: Requests served from a finished prefetch (a cache hit on its state); those that joined a running one are
+    #: counted in `joined`.
     hits: int = 0
     joined: int = 0
     skipped_busy: int = 0

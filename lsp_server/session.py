@@ -14,16 +14,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable, TypeVar
 
+from engine.deadlines import cancellations
+
 T = TypeVar("T")
 
 #: Gaps longer than this between automatic requests are pauses, not typing rhythm.
 PAUSE_MS = 2000.0
-
-
-def _cancel_requested() -> bool:
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)  # Python ≥ 3.11
-    return bool(cancelling and cancelling())
 
 
 class Superseded(Exception):
@@ -105,7 +101,7 @@ class Sessions:
         state.active = ticket
         try:
             result = await ticket.task
-            if _cancel_requested():
+            if cancellations():
                 # The work finished in the same moment as $/cancelRequest arrived: honour the cancellation.
                 raise asyncio.CancelledError()
             return result

@@ -144,10 +144,10 @@ class Speculation:
         """`textDocument/didShowCompletion {item}`: prefetch for the item if it is the last answer's first item and
         the document is still in the state it was given for."""
         self.client_reports_shown = True
-        item = _get(params, "item")
-        text = _get(item, "insertText", "insert_text")
+        item = _first_field(params, "item")
+        text = _first_field(item, "insertText", "insert_text")
         if not isinstance(text, str):
-            text = _get(text, "value")
+            text = _first_field(text, "value")
         for ctx, suggestion in self._last_answer.values():
             if suggestion.text != text:
                 continue
@@ -251,7 +251,8 @@ class Join:
         return await self._owner.model_call(ctx, False)
 
 
-def _get(obj: Any, *names: str) -> Any:
+def _first_field(obj: Any, *names: str) -> Any:
+    """The first of `names` that `obj` (a dict or an object) has, e.g. "insertText" or "insert_text"; None without."""
     for name in names:
         if isinstance(obj, dict) and name in obj:
             return obj[name]
@@ -260,10 +261,9 @@ def _get(obj: Any, *names: str) -> Any:
     return None
 
 
-#: Kind prefixes of APIs that are hosted vendors' unless the endpoint says otherwise (billed per request): see
-#: SpeculationSettings.prefetch_hosted and `prefetch_decision`.
-HOSTED_KINDS = ("openai/", "azure/", "deepseek/", "mistral/")
-#: Kinds that are model servers a user or a team runs (llama-server, vLLM, Ollama): a request costs no money.
+#: Kinds that are model servers a user or a team runs (llama-server, vLLM, Ollama): a request costs no money. Every
+#: other remote kind (openai/, deepseek/, mistral/) counts as a hosted vendor's API, billed per request, unless its
+#: endpoint is on this machine or a local network or completion.self_hosted says otherwise (`prefetch_decision`).
 SELF_HOSTED_KINDS = ("llama.cpp/", "vllm/", "ollama/")
 #: Host names that only resolve on the machine or the local network.
 LOCAL_NAMES = ("localhost", ".localhost", ".local", ".lan", ".home.arpa", ".internal")

@@ -96,6 +96,41 @@ def test_languages_reports_a_bad_settings_file(tmp_path, capsys):
     assert "does not exist" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("command", [
+    ["models"],
+    ["models", "download", "acme/coder:c.gguf"],
+    ["doctor", "--binary", "/nonexistent/llama-server"],
+    ["complete", "{source}:1:1", "--kind", "llama.cpp/infill", "--endpoint", "http://127.0.0.1:9"],
+    ["languages"],
+])
+def test_every_command_rejects_a_settings_file_that_does_not_exist(command, tmp_path, capsys):
+    # A typo in --config ran `infill models`, `doctor` and `complete` silently with the defaults.
+    source = tmp_path / "a.py"
+    source.write_text("x = 1\n")
+    missing = tmp_path / "missing.toml"
+    name, *rest = [arg.format(source=source) for arg in command]
+    assert main([name, "--config", str(missing), *rest]) != 0
+    captured = capsys.readouterr()
+    assert f"{missing}: the settings file does not exist" in captured.out + captured.err
+
+
+def test_the_config_help_names_where_the_file_is_read_from():
+    from lsp_server.cli import COMMANDS, build_parser
+    from lsp_server.commands import CONFIG_HELP
+    from lsp_server.config import config_file_path
+
+    assert config_file_path({"INFILL_CONFIG": "/a/b.toml"}) == Path("/a/b.toml")
+    assert config_file_path({"XDG_CONFIG_HOME": "/x"}) == Path("/x/infill/config.toml")
+    assert config_file_path({}) == Path("~/.config/infill/config.toml").expanduser()
+    for name in ("$INFILL_CONFIG", "$XDG_CONFIG_HOME/infill/config.toml", "~/.config/infill/config.toml"):
+        assert name in CONFIG_HELP
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    helps = {name: next((a.help for a in commands[name]._actions if "--config" in a.option_strings), None)
+             for name in COMMANDS if name != "serve"}
+    assert all(help_text and help_text.startswith(CONFIG_HELP) for help_text in helps.values()), helps
+
+
 def test_complete_quiet_keeps_warnings_out_and_errors_in(caplog):
     # `infill complete --quiet`: the default model's prefix-only warning came with every run
     engine = logging.getLogger("engine.models")

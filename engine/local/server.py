@@ -1,9 +1,14 @@
-"""The local backend: one supervised llama-server per model file, and the engines (completion, chat, embedding,
-tokenizer) pointed at it.
+"""The local backend: one supervised llama-server per model file, and the clients (completion, tokenizer, and chat
+and embedding ones) pointed at it.
 
-Why shared: completion, chat and embedding configured with the same model file and server settings would otherwise
-load the model two or three times; `start_local_server` hands out one reference-counted LocalServer per
-(model file, settings) and the last `close()` stops the child.
+Why shared: two engines configured with the same model file and server settings would otherwise load the model
+twice; `start_local_server` hands out one reference-counted LocalServer per (model file, settings) and the last
+`close()` stops the child. In practice only the completion role starts one (engine/api.py `Engine._start`, kind
+"local"): the completion engine, and a separate next-edit model with kind "local" (lsp_server/next_edit/model.py
+builds it as a second Engine), which shares the completion's server when model and settings are the same. Next-edit
+prompts for the completion model go to the completion's server too (`LocalCompletion` without `/infill`).
+`chat_stream()` and `embedding()` exist, but no feature calls them: no feature uses a `chat` model yet, and a local
+`embedding` model is not used for re-ranking (lsp_server/workspace/lsp.py `attach_embedding` takes remote kinds).
 
 Why the engines wait: after a crash the supervisor restarts llama-server (maybe on another port); the engines ask
 for the current base URL before each request and wait for the restart instead of failing every request meanwhile.

@@ -208,7 +208,8 @@ def attached_pids_in(proc_locks: str, inode: int) -> list[int]:
     return pids
 
 
-def _alive(pid: int) -> bool:
+def _own_process_alive(pid: int) -> bool:
+    """Whether a process of this user has this pid: another user's (EPERM) is not one of ours, so it does not count."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -220,7 +221,7 @@ def _alive(pid: int) -> bool:
 
 def _processes_live(record: Record) -> bool:
     """Whether the record's owner and its llama-server both still run."""
-    return _alive(record.owner_pid) and _alive(record.pid)
+    return _own_process_alive(record.owner_pid) and _own_process_alive(record.pid)
 
 
 def _command_line(pid: int) -> list[str] | None:

@@ -84,12 +84,13 @@ def _remove_stale_partials(target: Path) -> None:
         return
     for partial in target.parent.glob(f"{target.name}.*.partial"):
         pid = partial.name[len(target.name) + 1:-len(".partial")]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not _pid_exists(int(pid)):
             with contextlib.suppress(OSError):
                 partial.unlink()
 
 
-def _alive(pid: int) -> bool:
+def _pid_exists(pid: int) -> bool:
+    """Whether any process, ours or another user's, has this pid (EPERM counts as existing)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -60,7 +60,6 @@ class GgufInfo:
     file_size: int
     #: Bytes the header says the file must have (end of the last tensor); larger than file_size means truncated.
     expected_size: int
-    split_count: int | None = None
     metadata: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -204,7 +203,6 @@ def _parse(cur: _Cursor, path: Path, file_size: int) -> GgufInfo:
         fim_ids = dict(fim_hits)
     vocab = metadata.get("tokenizer.ggml.tokens")
     context = metadata.get(f"{arch}.context_length") if arch else None
-    split = metadata.get("split.count")
     return GgufInfo(
         path=path, version=version, architecture=arch, name=metadata.get("general.name"),
         has_fim=len(fim_ids) == 3, fim_token_ids=fim_ids,
@@ -212,7 +210,7 @@ def _parse(cur: _Cursor, path: Path, file_size: int) -> GgufInfo:
         context_length=context if isinstance(context, int) else None,
         vocab_size=vocab if isinstance(vocab, int) else None,
         tensor_count=tensor_count, file_size=file_size, expected_size=expected_size,
-        split_count=split if isinstance(split, int) else None, metadata=metadata)
+        metadata=metadata)
 
 
 def check_gguf_file(path: str | Path) -> GgufInfo:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping
 
+from ..prompt import with_newline
 from ..tomlfiles import read_packaged
 from ..types import ChatMessage
 from .diff import common_ends
@@ -98,11 +99,6 @@ def fill(template: str, **values: str) -> str:
     """`template` with its placeholders replaced in one pass (text put in is never substituted again, and braces in
     code are left alone)."""
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
-
-
-def with_newline(text: str) -> str:
-    """A block's content as the reference implementations write it: "\\n" added when it does not end in one."""
-    return text if text.endswith("\n") else text + "\n"
 
 
 def limit_lines(lines: list[str], limit: int) -> list[str]:

@@ -17,6 +17,8 @@ from typing import Any, Iterator
 
 from engine.languages import language_id_for_path
 
+from . import CONFIG_HELP
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("location", metavar="FILE:LINE:COL",
@@ -27,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoint", help="completion.api_endpoint for remote kinds")
     parser.add_argument("--max-tokens", type=int, help="token budget of the completion")
     parser.add_argument("--multiline", choices=("auto", "always", "never"), help="single- or multi-line policy")
-    parser.add_argument("--config", help="config file (default: ~/.config/infill/config.toml)")
+    parser.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     parser.add_argument("--quiet", action="store_true", help="print nothing but the completion (and errors)")
 
 
@@ -106,15 +108,15 @@ def only_errors_logged() -> Iterator[None]:
 
 
 async def complete_at(path: Path, line: int, col: int, language: str, overrides: dict[str, Any],
-                      config_path: Path | None, status: StderrStatus) -> str | None:
+                      config_file: str | None, status: StderrStatus) -> str | None:
     from engine.errors import ConfigError
-    from lsp_server.config import SettingsStore, config_file_path, load_config_file
+    from lsp_server.config import SettingsStore, load_settings_file
     from lsp_server.context import Window, build_context
     from lsp_server.documents import UTF32, Document
     from lsp_server.pipeline import CompletionService
 
     store = SettingsStore()
-    store.update("file", load_config_file(config_path or config_file_path()))
+    store.update("file", load_settings_file(config_file))
     try:
         settings = store.update("initialization", overrides)
     except ConfigError as exc:
@@ -158,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with only_errors_logged() if args.quiet else contextlib.nullcontext():
             text = asyncio.run(complete_at(path, line, col, language_for(path, args.language), cli_overrides(args),
-                                           Path(args.config) if args.config else None, status))
+                                           args.config, status))
     except (InfillError, ValueError, OSError) as exc:
         print(f"infill complete: {exc}", file=sys.stderr)
         return 2

@@ -13,11 +13,16 @@ import logging
 import sys
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ConfigError, InfillError
 from engine.prompt import PromptTemplate
+
+from . import CONFIG_HELP
+
+if TYPE_CHECKING:
+    from lsp_server.config import ServerSettings
 
 SAMPLE_PREFIX = 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n    '
 SAMPLE_SUFFIX = "\n\nprint(fibonacci(10))\n"
@@ -28,8 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                               "model, else the built-in default)")
     parser.add_argument("--binary", metavar="PATH", help="llama-server to use (default: completion.local.binary, "
                                                          "else discovery)")
-    parser.add_argument("--config", metavar="FILE", help="settings file (default: $INFILL_CONFIG or "
-                                                         "~/.config/infill/config.toml)")
+    parser.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     parser.add_argument("--cache-dir", metavar="DIR", help="model cache directory")
     parser.add_argument("--n-predict", type=int, default=32, metavar="N", help="tokens to generate (default 32)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
@@ -121,10 +125,9 @@ def measure_completion(base_url: str, *, fim: bool, prompt_template: str | None 
 # The checks
 
 
-def _engine_config(args: argparse.Namespace) -> tuple[EngineConfig, ModelConfig]:
-    from .models import load_engine_config
-
-    engine = load_engine_config(args.config, args.cache_dir)
+def _engine_config(args: argparse.Namespace, engine: EngineConfig) -> tuple[EngineConfig, ModelConfig]:
+    if args.cache_dir:
+        engine = replace(engine, model_cache_dir=args.cache_dir)
     cfg = engine.completion if engine.completion.kind == "local" else ModelConfig()
     if args.model:
         cfg = replace(cfg, model=args.model)
@@ -133,20 +136,13 @@ def _engine_config(args: argparse.Namespace) -> tuple[EngineConfig, ModelConfig]
     return engine, cfg
 
 
-def speculation_step(config_file: str | None) -> Step:
+def speculation_step(settings: ServerSettings) -> Step:
     """What the language server decides about speculative prefetch for the configured completion endpoint, and
     why: a user of a self-hosted OpenAI-compatible server should see that it counts as self-hosted (or how to say
     so), a user of a hosted API that prefetch stays off there."""
-    from pathlib import Path
-
-    from lsp_server.config import config_file_path, load_config_file, parse_settings
     from lsp_server.speculation import prefetch_decision
 
-    try:
-        path = Path(config_file).expanduser() if config_file else config_file_path()
-        decision = prefetch_decision(parse_settings(load_config_file(path)))
-    except (ConfigError, InfillError) as exc:
-        return Step("speculation", False, str(exc), "fix the setting named above in the config file")
+    decision = prefetch_decision(settings)
     where = "self-hosted" if decision.self_hosted else "hosted"
     return Step("speculation", True, f"{decision.describe()} ({where})")
 
@@ -157,18 +153,20 @@ def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
     from engine.local.shared import report as machine_server_report
     from engine.local.supervisor import LlamaServerSupervisor
     from engine.models import resolve_model
+    from lsp_server.config import load_settings_file, parse_settings
 
     from .models import human_size
 
     report = Report()
     step = report.step("config")
     try:
-        engine, cfg = _engine_config(args)
+        user = parse_settings(load_settings_file(args.config))  # read once: the engine's part and speculation's
+        engine, cfg = _engine_config(args, user.engine)
     except (ConfigError, InfillError) as exc:
         step.ok, step.detail, step.advice = False, str(exc), "fix the setting named above in the config file"
         return report
     step.ok, step.detail = True, f"completion model: {cfg.model or '(default)'}"
-    report.steps.append(speculation_step(args.config))
+    report.steps.append(speculation_step(user))
 
     step = report.step("binary")
     try:

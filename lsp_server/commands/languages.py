@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from . import CONFIG_HELP
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--config", metavar="FILE", help="settings file whose [languages] entries are applied "
-                                                         "(default: $INFILL_CONFIG or ~/.config/infill/config.toml)")
+    parser.add_argument("--config", metavar="FILE", help=f"{CONFIG_HELP}; its [languages] entries are applied")
     parser.add_argument("--stop-words", metavar="LANGUAGE_ID",
                         help="print the stop words of one language id (an unknown id shows the single-line set)")
 
@@ -41,14 +41,10 @@ def _format_table(rows: list[dict]) -> str:
 
 def _load_table(config_file: str | None):
     """The packaged table plus the user's `[languages.<name>]` entries from the settings file."""
-    from engine.errors import ConfigError
     from engine.languages import LanguageTable
-    from lsp_server.config import config_file_path, load_config_file, parse_settings
+    from lsp_server.config import load_settings_file, parse_settings
 
-    path = Path(config_file).expanduser() if config_file else config_file_path()
-    if config_file and not path.is_file():
-        raise ConfigError(str(path), "the settings file does not exist")
-    return LanguageTable.load(parse_settings(load_config_file(path)).engine.languages)
+    return LanguageTable.load(parse_settings(load_settings_file(config_file)).engine.languages)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,10 +13,11 @@ from pathlib import Path
 from engine.config import EngineConfig, ModelConfig
 from engine.errors import ConfigError, InfillError, ModelError
 
+from . import CONFIG_HELP
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="settings file (default: $INFILL_CONFIG or "
-                                                         "~/.config/infill/config.toml)")
+    parser.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     parser.add_argument("--cache-dir", metavar="DIR", help="model cache (default: model_cache_dir, else "
                                                            "~/.cache/infill/models)")
     sub = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -31,10 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_engine_config(config_file: str | None, cache_dir: str | None = None) -> EngineConfig:
     """The user's engine settings from the config file, with command-line overrides."""
-    from lsp_server.config import config_file_path, load_config_file, parse_settings
+    from lsp_server.config import load_settings_file, parse_settings
 
-    path = Path(config_file).expanduser() if config_file else config_file_path()
-    engine = parse_settings(load_config_file(path)).engine
+    engine = parse_settings(load_settings_file(config_file)).engine
     if cache_dir:
         engine = replace(engine, model_cache_dir=cache_dir)
     return engine

@@ -12,6 +12,8 @@ import asyncio
 from contextlib import contextmanager
 from typing import Awaitable, Callable, Iterator, TypeVar
 
+from engine.deadlines import cancellations
+
 T = TypeVar("T")
 
 
@@ -63,16 +65,10 @@ class CompletionGate:
         try:
             return await task
         except asyncio.CancelledError:
-            if task in self._yielded and not _cancelling():
+            if task in self._yielded and not cancellations():
                 self.yielded += 1
                 raise Yielded() from None
             raise
         finally:
             self._calls.discard(task)
             self._yielded.discard(task)
-
-
-def _cancelling() -> bool:
-    """Whether the current task itself is being cancelled ($/cancelRequest, supersession), not only its model call."""
-    task = asyncio.current_task()
-    return bool(task is not None and getattr(task, "cancelling", lambda: 0)())  # Python 3.10 has no cancelling()

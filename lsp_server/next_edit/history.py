@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
+from engine.next_edit.diff import common_ends
 from engine.next_edit.types import EditEvent
+
+from ..documents import LINE_BREAK
 
 PAUSE_S = 1.0
 NEARBY_LINES = 8
@@ -35,8 +37,6 @@ BULK_KEEP_LINES = 60
 MAX_EVENTS = 32
 #: Characters per token when budgeting the history (zeta's bytes/3: code tokenizes denser than prose).
 CHARS_PER_TOKEN = 3
-
-_BREAK = re.compile(r"\r\n|\r|\n")
 
 #: Reads lines first..last (inclusive, 0-based) of the document as it is before the change; "" past its end.
 LineReader = Callable[[int, int], "list[str]"]
@@ -85,17 +85,12 @@ class Hunk:
 def split_lines(text: str) -> list[str]:
     """LSP's lines of `text` (breaks at "\\r\\n", "\\r", "\\n"; the last line may be empty). str.split where there
     is no "\\r": the regular expression took 11 ms on a 5 MB minified line, twice per keystroke in it."""
-    return text.split("\n") if "\r" not in text else _BREAK.split(text)
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
 
 
 def _trim(start: int, old: list[str], new: list[str]) -> tuple[int, list[str], list[str]]:
     """Drop the lines both sides share at their beginning and end."""
-    head = 0
-    while head < len(old) and head < len(new) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(old, new)
     return start + head, old[head:len(old) - tail], new[head:len(new) - tail]
 
 

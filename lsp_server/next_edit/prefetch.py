@@ -2,10 +2,11 @@
 
 With a model, accepting an edit and asking for the next costs a whole model call, and the chain of edits (accept,
 the next one appears, accept …) waits for each. So when a model's edit is shown, the document as it will be once
-the edit is applied is sent to the model at once, the way Copilot does (nes.md, "For Infill"). When the user accepts,
-the client's didChange makes exactly that text, and the request that follows takes the prediction, finished or
-still running, instead of starting a new one. Anything else the user does makes it stale: a request for another
-text, or with the cursor outside the window the prediction rewrote, cancels it and asks the model as usual.
+the edit is applied is sent to the model at once, the way Copilot does (microsoft/vscode-copilot-chat, PR #222).
+When the user accepts, the client's didChange makes exactly that text, and the request that follows takes the
+prediction, finished or still running, instead of starting a new one. Anything else the user does makes it stale: a
+request for another text, or with the cursor outside the window the prediction rewrote, cancels it and asks the
+model as usual.
 
 One prefetch at a time (the newest shown edit's): the model competes with ghost text for the same cores
 (gate.py still puts completions first), and Copilot found that prefetching on every show tripled its requests."""

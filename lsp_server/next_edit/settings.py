@@ -64,13 +64,7 @@ class NextEditSettings:
             return False
         if self.model is not None or self.format != "auto":
             return True
+        # Imported here, as before: the settings are parsed at every start, the format rules are needed only now.
+        from engine.next_edit.formats import is_next_edit_model
+
         return is_next_edit_model(completion.model)
-
-
-def is_next_edit_model(name: str | None) -> bool:
-    """Whether a model setting names a model trained for next edits (the engine's format rules know them)."""
-    try:
-        from engine.next_edit.formats import is_next_edit_model as known
-    except ImportError:
-        return False
-    return bool(known(name, None))

@@ -10,13 +10,13 @@ import logging
 from collections import OrderedDict
 from typing import Awaitable, Callable, Sequence, TypeVar
 
+from engine.prompt import CHARS_PER_TOKEN, CountTokens
+
 log = logging.getLogger(__name__)
 
-CHARS_PER_TOKEN = 4
 #: The label line around each snippet ("# Path: pkg/x.py\n", "<|file_sep|>pkg/x.py\n") costs about this much.
 LABEL_TOKENS = 8
 
-CountTokens = Callable[[str], Awaitable[int]]
 T = TypeVar("T")
 
 

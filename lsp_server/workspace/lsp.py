@@ -44,8 +44,9 @@ def folders_from_initialize(params: Any) -> list[str]:
     return out
 
 
-def _get(params: Any, *names: str) -> Any:
-    """A field of params that may arrive as a dict, an attrs object or a namedtuple (custom methods)."""
+def _field_path(params: Any, *names: str) -> Any:
+    """The field at the path `names` (params.textDocument.uri) of params that may arrive as a dict, an attrs object
+    or a namedtuple (custom methods); None where the path breaks off."""
     value = params
     for name in names:
         if value is None:
@@ -55,12 +56,12 @@ def _get(params: Any, *names: str) -> Any:
 
 
 def on_did_yank(workspace: WorkspaceContext, params: Any) -> None:
-    uri = _get(params, "textDocument", "uri")
-    text = _get(params, "text")
+    uri = _field_path(params, "textDocument", "uri")
+    text = _field_path(params, "text")
     if not isinstance(uri, str) or not isinstance(text, str):
         log.warning("%s: expected {textDocument: {uri}, text}, got %r", DID_YANK, params)
         return
-    line = _get(params, "range", "start", "line")
+    line = _field_path(params, "range", "start", "line")
     workspace.yanked(uri, text, line if isinstance(line, int) else None)
 
 
@@ -84,13 +85,13 @@ def register(server: Any) -> None:
 
     @server.feature("workspace/didChangeWorkspaceFolders")
     def folders_changed(ls: Any, params: Any) -> None:
-        event = _get(params, "event")
+        event = _field_path(params, "event")
         folders = list(ls.workspace_context.folders)
-        for removed in _get(event, "removed") or ():
-            path = uri_to_path(_get(removed, "uri") or "")
+        for removed in _field_path(event, "removed") or ():
+            path = uri_to_path(_field_path(removed, "uri") or "")
             folders = [f for f in folders if f != path]
-        for added in _get(event, "added") or ():
-            uri = _get(added, "uri") or ""
+        for added in _field_path(event, "added") or ():
+            uri = _field_path(added, "uri") or ""
             if uri.startswith("file:"):
                 folders.append(uri_to_path(uri))
         ls.workspace_context.set_folders(folders)

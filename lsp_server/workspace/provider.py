@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
+from engine.prompt import CountTokens
 from engine.types import CompletionRequest, ContextSnippet
 from engine.deadlines import wait_for
 
@@ -149,7 +150,6 @@ class WorkspaceContext:
         self.watch_mode = "recheck"
         #: When the next re-check is due (event loop time), set when a scan or re-check ends.
         self.next_recheck: float | None = None
-        self.scanned_files = 0
         self.scan_done = False
         self.last_report: dict[str, Any] | None = None
         self.last_cursor: CursorInfo | None = None
@@ -359,7 +359,6 @@ class WorkspaceContext:
             if self.settings.definitions:
                 tags.add(entry.path, entry.label, entry.language_id, text)
             keys.add(entry.path)
-            self.scanned_files = len(keys)
         return None if self._scan_stop else (index, tags, keys, stats)
 
     async def wait_scanned(self) -> None:
@@ -492,7 +491,7 @@ class WorkspaceContext:
     # --- choosing snippets -------------------------------------------------------------------------------------
 
     async def select(self, cursor: CursorInfo, *, prompt_lines: tuple[int, int], prefix_only: bool = False,
-                     count_tokens: budget_mod.CountTokens | None = None) -> Selection:
+                     count_tokens: CountTokens | None = None) -> Selection:
         """The snippets for a request at `cursor`. `prompt_lines`: the current file's lines the prompt shows."""
         started = time.perf_counter()
         cpu_started = time.thread_time()

@@ -7,9 +7,9 @@ import dataclasses
 import logging
 from typing import Any
 
+from engine.prompt import CHARS_PER_TOKEN
 from engine.types import CompletionRequest
 
-from .budget import CHARS_PER_TOKEN
 from .provider import CursorInfo, WorkspaceContext
 
 log = logging.getLogger(__name__)

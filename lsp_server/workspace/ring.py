@@ -1,7 +1,7 @@
 """Recently edited, viewed and yanked code: a small ring of chunks, updated in batches.
 
-The llama.vim design (see ../shared/notes/anchors-context-speculation-nes.md §1): chunks are queued as events
-happen and moved into the ring at most once per flush (the server flushes about once a second, never per
+The design of llama.vim's ring buffer of extra context (ggml-org/llama.vim, autoload/llama.vim): chunks are queued
+as events happen and moved into the ring at most once per flush (the server flushes about once a second, never per
 keystroke), a chunk more than 0.9 similar to one already there replaces it, and the ring keeps its order, so the
 context block built from it changes rarely and only at its end — the model server's prompt cache stays valid."""
 

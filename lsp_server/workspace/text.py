@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Iterator
+from typing import Iterator
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 
@@ -57,7 +57,3 @@ def windows(lines: list[str], size: int, step: int) -> Iterator[tuple[int, int]]
 def split_lines(text: str) -> list[str]:
     """Lines without their breaks (LF or CRLF)."""
     return text.replace("\r\n", "\n").split("\n")
-
-
-def non_blank(lines: Iterable[str]) -> int:
-    return sum(1 for line in lines if line.strip())

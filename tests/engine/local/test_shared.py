@@ -224,7 +224,7 @@ async def test_a_request_after_the_owner_died_waits_for_the_takeover_instead_of_
     monkeypatch.setattr(shared, "_healthy", lambda client, url: True)
     attached._look(None)  # type: ignore[arg-type]
     living = {RECORD.owner_pid, RECORD.pid}
-    monkeypatch.setattr(shared, "_alive", lambda pid: pid in living)
+    monkeypatch.setattr(shared, "_own_process_alive", lambda pid: pid in living)
     assert await attached.wait_ready(0.0) == RECORD.base_url and not attached._wake.is_set()
     living.discard(RECORD.owner_pid)  # killed: its llama-server dies with it (PR_SET_PDEATHSIG)
     with pytest.raises(BackendUnavailable, match="not ready after"):
