@@ -41,6 +41,19 @@ def test_doctor_passes_with_the_tiny_model(llama_server_binary: str, tiny_model:
     assert not _pid_alive(pid), "doctor left its llama-server running"
 
 
+def test_doctor_names_the_llama_server_variables_it_leaves_out_and_still_passes(
+        llama_server_binary: str, tiny_model: Path, isolated, capsys, monkeypatch) -> None:
+    """A shell set up for another llama-server (its API key, a route prefix) must not break Infill's own."""
+    monkeypatch.setenv("LLAMA_API_KEY", "a-secret-of-the-user")
+    monkeypatch.setenv("LLAMA_ARG_API_PREFIX", "/elsewhere")
+    code = main(["doctor", "--model", str(tiny_model), "--binary", llama_server_binary, *isolated])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert re.search(r"environment\s+ok\s+left out of llama-server's environment: LLAMA_API_KEY, LLAMA_ARG_API_PREFIX",
+                     out)
+    assert "a-secret-of-the-user" not in out
+
+
 def test_doctor_json_reports_server_timings(llama_server_binary: str, tiny_model: Path, isolated, capsys) -> None:
     code = main(["doctor", "--json", "--n-predict", "7", "--model", str(tiny_model),
                  "--binary", llama_server_binary, *isolated])

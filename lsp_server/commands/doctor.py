@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from dataclasses import dataclass, field, replace
@@ -151,7 +152,7 @@ def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
     from engine.local.binary import INSTALL_ADVICE, binary_version, require_llama_server
     from engine.local.server import server_settings
     from engine.local.shared import report as machine_server_report
-    from engine.local.supervisor import LlamaServerSupervisor
+    from engine.local.supervisor import LlamaServerSupervisor, child_environment
     from engine.models import resolve_model
     from lsp_server.config import load_settings_file, parse_settings
 
@@ -176,6 +177,11 @@ def check(args: argparse.Namespace, on_progress=lambda message: None) -> Report:
         step.ok, step.detail, step.advice = False, str(exc), INSTALL_ADVICE
         return report
     step.ok, step.detail = True, f"{binary} (version {version})"
+    _, dropped = child_environment(os.environ)
+    if dropped:  # names only: LLAMA_API_KEY's value is a secret
+        report.steps.append(Step("environment", True, f"left out of llama-server's environment: {', '.join(dropped)} "
+                                 "(Infill writes its command line itself; other flags go in completion.local."
+                                 "extra_args)"))
 
     step = report.step("model")
     started = time.perf_counter()
