@@ -136,6 +136,38 @@ def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> 
     return None
 
 
+_ARGUMENT_LIST = re.compile(r"([^\W\d][\w$]*)\s*\(([^()]*)\)")
+#: Before a definition's name: `def `, `function `, `async function `.
+_DEFINES = re.compile(r"(?<![\w.$])(?:def|function\s*\*?)\s+\Z")
+
+
+def _passed_on(sub: Substitution, text: str, cursor: int, language: str) -> TextEdit | None:
+    """A parameter appended to a definition (`function isBigInt(node, context)` → `isBigInt(node, context,
+    overrides)`) whose list stands nowhere ahead as such: passed on where the old parameters, two names or more, are
+    next the whole argument list of a call in code (`isBigIntTarget(node, context)`, the call the function wraps),
+    or None. Only a definition's list: the same list in calls of other functions (`parsePropertyValue(property, v)`)
+    is those calls' own business."""
+    old, new = _ARGUMENT_LIST.fullmatch(sub.old), _ARGUMENT_LIST.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1) or _DEFINES.search(sub.context[0]) is None:
+        return None
+    before, after = [a.strip() for a in old.group(2).split(",")], [a.strip() for a in new.group(2).split(",")]
+    if len(after) != len(before) + 1 or after[:-1] != before or not all(_is_name(a) for a in after) \
+            or len(set(before)) < 2:
+        return None
+    if any(start >= cursor for start, _ in _matches(sub, text)):
+        return None
+    lexed: _Lexed | None = None
+    for found in re.finditer(r"([^\W\d][\w$]*)\s*\(" + re.escape(old.group(2)) + r"\)", text[cursor:]):
+        start = cursor + found.start()
+        if _DEFINES.search(text[text.rfind("\n", 0, start) + 1:start]):
+            continue  # another definition with the same parameters, not a call
+        lexed = lexed or _Lexed(text, language)
+        if lexed.kind_at(start) == CODE:
+            close = cursor + found.end() - 1
+            return TextEdit(close, close, new.group(2)[len(old.group(2)):])
+    return None
+
+
 #: The fewest distinct names (keywords and `self` / `this` aside) of a single line rewritten where it recurs at another
 #: indentation: a short line recurs in other blocks by chance.
 MIN_DEEPER_NAMES = 4

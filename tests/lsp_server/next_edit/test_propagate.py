@@ -1100,6 +1100,21 @@ def test_a_keyword_argument_appended_to_a_call_is_appended_to_the_next_call_of_t
                      "python") is None
 
 
+def test_a_parameter_appended_to_a_definition_is_passed_on_to_the_call_with_the_old_parameters():
+    # twelfth round (eslint-plugin-unicorn): `function isBigInt(node, context)` got `overrides`; the call it wraps,
+    # `isBigIntTarget(node, context)`, passes it on. Not another definition with those parameters, not a call of
+    # one name only, and not from a call's arguments (that list is the call's own)
+    text = "export default function isBigInt(node, context, overrides) {\n  function check(node, context) {}\n" \
+        "  f(node)\n  if (isBigIntTarget(node, context)) {\n"
+    event = EditEvent("a.js", 0, "export default function isBigInt(node, context) {\n",
+                      "export default function isBigInt(node, context, overrides) {\n")
+    edit = propagate(event, text, 58, "javascript")
+    assert edit is not None and edit.start == edit.end and edit.text == ", overrides"
+    assert text[:edit.start].endswith("isBigIntTarget(node, context")
+    assert propagate(EditEvent("a.js", 0, "  x = parse(property, v);\n", "  x = parse(property, v, priority);\n"),
+                     "  x = parse(property, v, priority);\n  y = other(property, v);\n", 30, "javascript") is None
+
+
 def test_a_sentence_taken_out_of_a_comment_after_a_full_stop_is_taken_out_again():
     # twelfth round (openai): `... output_compression. SVG edits are not supported.` lost its last sentence; the
     # same sentence after another full stop is no qualifier (`a.typing.`), which the text before it would make it
