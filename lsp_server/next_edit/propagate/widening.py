@@ -125,6 +125,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a module's qualifier taken off a name (`typing.cast` → `cast`, `import('./types.js').Plugin` →
             # `Plugin`): the module's names are imported now, so it comes off its other names too
             return 0, 0, False
+        if not core_new and _QUALIFIER.match("".join(core_old)) and i1 >= 2 and a[i1 - 1] == "." \
+                and _is_name(a[i1 - 2]) and (i1 == 2 or a[i1 - 3] != ".") and j2 < len(b) and _is_name(b[j2]):
+            # ... or off the middle of a path (`mod.pandas.Series` → `mod.Series`): anchored by the name it
+            # followed, wherever that path goes on to a name
+            return 2, 0, False
         removed = "".join(core_old)
         if not core_new and removed.startswith(".") and i1 > 0 and _is_name(a[i1 - 1]) and "\n" not in removed \
                 and not any(_balanced(removed)) and removed.rstrip().endswith(")") and _has_anchor(core_old):

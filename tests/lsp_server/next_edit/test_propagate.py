@@ -1115,6 +1115,17 @@ def test_a_parameter_appended_to_a_definition_is_passed_on_to_the_call_with_the_
                      "  x = parse(property, v, priority);\n  y = other(property, v);\n", 30, "javascript") is None
 
 
+def test_a_qualifier_taken_out_of_the_middle_of_a_path_comes_out_where_the_path_stands_again():
+    # twelfth round (narwhals): `mod.pandas.DataFrame` → `mod.DataFrame`, then `mod.pandas.Series`
+    text = "        and isinstance(df, mod.DataFrame)\n\n        and isinstance(ser, pandas.Series)\n" \
+        "        and isinstance(ser, mod.pandas.Series)\n"
+    event = EditEvent("a.py", 0, "        and isinstance(df, mod.pandas.DataFrame)\n",
+                      "        and isinstance(df, mod.DataFrame)\n")
+    edit = propagate(event, text, 40, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("mod.pandas.", "mod.")
+    assert text[:edit.start].endswith("isinstance(ser, ") and text[edit.end:].startswith("Series)\n")
+
+
 def test_a_sentence_taken_out_of_a_comment_after_a_full_stop_is_taken_out_again():
     # twelfth round (openai): `... output_compression. SVG edits are not supported.` lost its last sentence; the
     # same sentence after another full stop is no qualifier (`a.typing.`), which the text before it would make it
