@@ -124,10 +124,11 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # ... unless the edited one went on the same way (`functable.adler32(` → `CALL(adler32)(`)
         if sub.wrapped and not _type_argument(text, start, end, sub):
             continue
+        # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`); a
+        # sentence taken out after a full stop (`. SVG edits are not supported.`) is no qualifier
         if not sub.new and _QUALIFIER.fullmatch(sub.old) \
                 and (text[start - 1:start] == "." or _NAME_START.match(text, end) is None):
-            continue  # a qualifier taken off: where it qualifies a name, not where it is itself qualified (`a.typing.`)
-            # (a sentence taken out after a full stop, `. SVG edits are not supported.`, is no qualifier)
+            continue
         if any(text[start - at:start - at + len(sub.new)] == sub.new for at in inside if at <= start):
             continue
         if sub.name and not sub.both_roles \

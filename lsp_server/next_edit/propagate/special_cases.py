@@ -12,8 +12,8 @@ import re
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from .last_edit import _LAST_WORDS, _UNFINISHED, Substitution
 from ..lexical import CODE
+from .last_edit import _LAST_WORDS, _UNFINISHED, Substitution
 from .next_occurrence import MAX_RUN_LINES
 from .same_role import _Lexed, _matches
 from .tokens import COMMON_NAMES, KEYWORDS, LITERALS, _RECEIVERS, _balanced, _is_name, _tokens
