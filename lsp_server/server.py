@@ -22,6 +22,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol.language_server import lsp_method
 
 from engine import __version__
+from engine.deadlines import wait_for
 from engine.errors import ConfigError, InfillError
 
 from .inline_completion import ACCEPT_COMMAND, accept_arguments_problem, handle_inline_completion, shown_text
@@ -370,7 +371,7 @@ class InfillServer(LanguageServer):
         if not self._client_supports_configuration():
             return
         try:
-            result = await asyncio.wait_for(self.workspace_configuration_async(types.ConfigurationParams(
+            result = await wait_for(self.workspace_configuration_async(types.ConfigurationParams(
                 items=[types.ConfigurationItem(section=SECTION)])), CONFIGURATION_PULL_TIMEOUT_S)
         except asyncio.TimeoutError:
             # Said out loud: the user changed a setting and nothing happens; this is why.
