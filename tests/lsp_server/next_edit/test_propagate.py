@@ -1126,6 +1126,22 @@ def test_a_qualifier_taken_out_of_the_middle_of_a_path_comes_out_where_the_path_
     assert text[:edit.start].endswith("isinstance(ser, ") and text[edit.end:].startswith("Series)\n")
 
 
+def test_an_annotation_wrapped_in_a_generic_is_wrapped_at_the_next_annotation_of_that_type():
+    # thirteenth round (litestar, sentry-sdk): `file_path: PurePath` → `file_path: FromPath[PurePath]`, then the
+    # next parameter annotated `PurePath`, closed by `)`; a TypedDict's `content: str` at a line's end likewise
+    text = "    async def get(file_path: FromPath[PurePath]) -> R:\n        x = PurePath(p)\n" \
+        "    async def head(file_path: PurePath) -> R:\n"
+    event = EditEvent("a.py", 0, "    async def get(file_path: PurePath) -> R:\n",
+                      "    async def get(file_path: FromPath[PurePath]) -> R:\n")
+    edit = propagate(event, text, 40, "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("PurePath", "FromPath[PurePath]")
+    assert text[:edit.start].endswith("head(file_path: ")
+    text = "        role: NotRequired[str]\n        name = str(x)\n        content: str\n"
+    edit = propagate(EditEvent("a.py", 0, "        role: str\n", "        role: NotRequired[str]\n"), text, 28,
+                     "python")
+    assert edit is not None and text[:edit.start].endswith("content: ") and edit.text == "NotRequired[str]"
+
+
 def test_a_sentence_taken_out_of_a_comment_after_a_full_stop_is_taken_out_again():
     # twelfth round (openai): `... output_compression. SVG edits are not supported.` lost its last sentence; the
     # same sentence after another full stop is no qualifier (`a.typing.`), which the text before it would make it
