@@ -27,7 +27,7 @@ def _type_argument(text: str, start: int, end: int, sub: Substitution) -> bool:
     """Whether the name at [start, end) is a type argument as the wrapped one was: after the same opening character
     (`IsRecord<T, false>` like `IsValues<T>`), closed or followed by the next argument, and not a declaration's type
     parameter (`type IsRecord<T, U>`)."""
-    ends = (">", "]", "}", ",", "|")
+    ends: tuple[str, ...] = (">", "]", "}", ",", "|")
     if sub.lead:  # an annotation wrapped (`file_path: PurePath` → `FromPath[PurePath]`): the next annotation's end too
         ends += (")", " ", ":", "=", "\n", "\r", "")
     if text[start - 1:start] != sub.around[0] or text[end:end + 1] not in ends:
