@@ -561,6 +561,43 @@ def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
     assert re.search(r"OK client \d+: (ready|busy) ", report), report
 
 
+def test_checkhealth_names_what_a_model_id_needs_and_finds_the_key_in_cmd_env(nvim: Nvim, tmp_path: Path) -> None:
+    """The health check must not promise a download the server refuses (`allow_download` is off by default), and
+    an API key given in `cmd_env`, as docs/editors.md shows, is set for the server: no false warning."""
+    open_file(nvim, tmp_path / "health2.py", "x = 1\n")
+
+    def report_for(settings: str, cmd_env: str) -> str:
+        nvim.exec_lua("_G.infill_saved = require('infill').options "
+                      "require('infill').options = vim.tbl_extend('force', _G.infill_saved, "
+                      f"{{ settings = {settings}, cmd_env = {cmd_env} }})")
+        try:
+            nvim.send("<Esc>:checkhealth infill<CR>")
+
+            def whole_report() -> str | None:
+                if nvim.lua("vim.bo.filetype") != "checkhealth":
+                    return None
+                text = "\n".join(nvim.lua("vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
+                return text if "Server status" in text else None
+
+            report = nvim.wait_for(whole_report, 30, "the health report")
+            nvim.send(":tabclose<CR>")
+            return report
+        finally:
+            nvim.exec_lua("require('infill').options = _G.infill_saved")
+
+    report = report_for("{ completion = { kind = 'local', model = 'acme/coder-GGUF' } }", "nil")
+    assert "must be downloaded first with `infill models download acme/coder-GGUF`" in report, report
+    assert "downloaded on first use" not in report, report
+    report = report_for("{ allow_download = true, completion = { kind = 'local', model = 'acme/coder-GGUF' } }",
+                        "nil")
+    assert "downloaded on first use" in report, report
+    key = "INFILL_TEST_KEY_ONLY_IN_CMD_ENV"
+    report = report_for(f"{{ completion = {{ kind = 'mistral/completion', api_key_env = '{key}' }} }}",
+                        f"{{ {key} = 'k' }}")
+    assert "the API key variable INFILL_TEST_KEY_ONLY_IN_CMD_ENV is set in cmd_env" in report, report
+    assert "is not set in this environment" not in report, report
+
+
 def test_infill_commands_status_log_restart(nvim: Nvim, tmp_path: Path) -> None:
     open_file(nvim, tmp_path / "cmds.py", "y = 2\n")
     nvim.exec_lua("_G.infill_test_notes = {} vim.notify = function(msg, level) "

@@ -91,7 +91,13 @@ local function check_model(opts)
         health.error('the model file does not exist: ' .. path, { 'Fix settings.completion.model' })
       end
     else
-      health.ok('local model ' .. model .. ' (a Hugging Face id or model directory; downloaded on first use)')
+      if get(opts.settings, 'allow_download', 'allowDownload') then
+        health.ok('local model ' .. model .. ' (a Hugging Face id or model directory; downloaded on first use)')
+      else
+        -- the server never downloads behind the user's back: an id not in the cache fails to start
+        health.ok('local model ' .. model .. ' (a Hugging Face id or model directory; an id must be downloaded '
+          .. 'first with `infill models download ' .. model .. '`, or set allow_download = true)')
+      end
     end
     local binary = get(completion['local'], 'binary', 'binary')
     if binary then
@@ -107,7 +113,10 @@ local function check_model(opts)
       tostring(endpoint or '(default)')))
     local key_env = get(completion, 'api_key_env', 'apiKeyEnv')
     if key_env then
-      if vim.env[key_env] and vim.env[key_env] ~= '' then
+      local given = opts.cmd_env and opts.cmd_env[key_env]
+      if given and given ~= '' then
+        health.ok(('the API key variable %s is set in cmd_env'):format(key_env))
+      elseif vim.env[key_env] and vim.env[key_env] ~= '' then
         health.ok(('the API key variable %s is set'):format(key_env))
       else
         health.warn(('the API key variable %s is not set in this environment'):format(key_env))
@@ -168,9 +177,11 @@ local function check_next_edit(infill, opts)
       #off > 0 and (', except for ' .. table.concat(off, ', ')) or ''))
   end
   local keymaps = opts.keymaps
-  if keymaps and (keymaps.next_edit or keymaps.accept) then
+  -- the insert-mode keys are mapped only where Neovim has inline completion (0.12); 0.11 gets the normal-mode ones
+  local insert_key = infill.has_inline_completion() and keymaps and keymaps.accept or nil
+  if keymaps and (keymaps.next_edit or insert_key) then
     health.ok(('keys: %s (normal mode) / %s (insert mode) jump to the edit, then apply it; %s dismisses it')
-      :format(tostring(keymaps.next_edit or 'none'), tostring(keymaps.accept or 'none'),
+      :format(tostring(keymaps.next_edit or 'none'), tostring(insert_key or 'none'),
         tostring(keymaps.next_edit_dismiss or keymaps.dismiss or 'none')))
   else
     health.info('no keys mapped: use :InfillNextEdit and :InfillNextEditDismiss')
