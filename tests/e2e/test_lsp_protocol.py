@@ -111,6 +111,7 @@ async def test_incremental_changes_are_applied(client: LanguageClient):
     edit(client, uri, 3, 1, 4, typed)
     second = await complete(client, uri, 1, 4 + len(typed), invoked=False)
     assert second.items and second.items[0].insert_text == first.items[0].insert_text[3:]
+    assert second.items[0].command.arguments[0]["source"] == "typing-through"
 
 
 async def test_repeated_request_is_answered_from_cache(client: LanguageClient):
@@ -138,9 +139,9 @@ async def test_excluded_file_gets_nothing_and_status_says_why(client: LanguageCl
 async def test_unknown_language_still_completes(client: LanguageClient):
     uri = open_doc(client, "MOVE A TO B\n", language="cobol-made-up", name="prog.cbl")
     result = await complete(client, uri, 1, 0)
+    assert isinstance(result, types.InlineCompletionList) and result.items  # refused it would be empty
     for item in result.items:
         _check_item(item, 1, 0)
-    assert isinstance(result, types.InlineCompletionList)
 
 
 async def test_acceptance_command_and_notifications(client: LanguageClient):
@@ -163,6 +164,9 @@ async def test_request_for_unopened_document_is_answered(client: LanguageClient)
 
 
 async def test_notifications_do_not_accumulate_state(client: LanguageClient):
+    stats = await client.protocol.send_request_async("infill/stats", {})
+    get = (lambda k: stats[k]) if isinstance(stats, dict) else (lambda k: getattr(stats, k))
+    documents_before = get("documents")
     for _ in range(20):
         uri = open_doc(client, "x = 1\n")
         edit(client, uri, 2, 1, 0, "y")
@@ -171,3 +175,4 @@ async def test_notifications_do_not_accumulate_state(client: LanguageClient):
     stats = await client.protocol.send_request_async("infill/stats", {})
     get = (lambda k: stats[k]) if isinstance(stats, dict) else (lambda k: getattr(stats, k))
     assert get("protocol_futures") <= 3  # pygls 2.1 would keep one per notification
+    assert get("documents") == documents_before  # every document opened was closed again

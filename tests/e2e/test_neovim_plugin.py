@@ -93,7 +93,12 @@ class Nvim:
                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=workdir)
         # Listening, not only there: the socket's file exists from its bind, a moment before Neovim listens, and a
         # client in between was refused (a loaded machine widens the moment).
-        self.wait_for(lambda: _accepts(self.socket), 20.0, "Neovim's RPC socket")
+        try:
+            self.wait_for(lambda: _accepts(self.socket), 20.0, "Neovim's RPC socket")
+        except BaseException:  # no caller's cleanup exists yet: do not leave the editor behind
+            self.proc.kill()
+            self.proc.wait()
+            raise
 
     def _client(self, *args: str) -> str:
         result = subprocess.run([self.binary, "--server", self.socket, *args], capture_output=True, text=True,

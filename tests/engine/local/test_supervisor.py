@@ -176,21 +176,28 @@ def test_stop_escalates_to_sigkill_and_kills_the_process_group(tmp_path, model_f
     """
     sup = LlamaServerSupervisor(fake_binary(tmp_path, script), model_file, LocalServerSettings(start_timeout=30))
     sup.launch()
-    # Waits for the script's own sign (its grandchild's pid), not for a time: on a loaded machine bash took over 5 s.
-    for _ in range(1200):
-        if marker.exists() and marker.read_text().strip() or sup.state in ("failed", "stopped"):
-            break
-        time.sleep(0.05)
-    assert marker.exists() and marker.read_text().strip(), f"the fake child never started: state {sup.state}"
-    pid, grandchild = sup.pid, int(marker.read_text())
-    proc = sup._proc
-    # Seen once at load 7: the child was gone here. Say how, so that a recurrence explains itself.
-    assert pid, (f"the fake child ended before the stop: returncode {proc and proc.returncode}, state {sup.state}, "
-                 f"restarts {sup.restarts}, retunes {sup.retunes}, output {sup.stderr_tail()}")
-    assert is_alive(pid) and is_alive(grandchild)
-    sup.stop_blocking(grace=0.3)
-    assert wait_until_dead(pid) and wait_until_dead(grandchild)
-    assert sup.state == "stopped"
+    grandchild = None
+    try:
+        # Waits for the script's own sign (its grandchild's pid), not for a time: on a loaded machine bash took over
+        # 5 s.
+        for _ in range(1200):
+            if marker.exists() and marker.read_text().strip() or sup.state in ("failed", "stopped"):
+                break
+            time.sleep(0.05)
+        assert marker.exists() and marker.read_text().strip(), f"the fake child never started: state {sup.state}"
+        pid, grandchild = sup.pid, int(marker.read_text())
+        proc = sup._proc
+        # Seen once at load 7: the child was gone here. Say how, so that a recurrence explains itself.
+        assert pid, (f"the fake child ended before the stop: returncode {proc and proc.returncode}, state "
+                     f"{sup.state}, restarts {sup.restarts}, retunes {sup.retunes}, output {sup.stderr_tail()}")
+        assert is_alive(pid) and is_alive(grandchild)
+        sup.stop_blocking(grace=0.3)
+        assert wait_until_dead(pid) and wait_until_dead(grandchild)
+        assert sup.state == "stopped"
+    finally:  # a failed assertion above must not leave the TERM-ignoring child or its grandchild running
+        sup.stop_blocking(grace=0.3)
+        if grandchild is not None and is_alive(grandchild):
+            os.kill(grandchild, signal.SIGKILL)
 
 
 # --- the real llama-server ----------------------------------------------------------------------------------------
@@ -297,8 +304,19 @@ def run_host(binary: str, model: Path, wait: bool) -> tuple[subprocess.Popen, in
     code = HOST_SCRIPT.format(repo=str(REPO), binary=binary, model=str(model), wait=wait)
     host = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     line = host.stdout.readline()
-    assert line.strip().isdigit(), f"the host did not start llama-server (got {line!r})"
+    if not line.strip().isdigit():
+        stop_host(host)
+        raise AssertionError(f"the host did not start llama-server (got {line!r})")
     return host, int(line)
+
+
+def stop_host(host: subprocess.Popen) -> None:
+    """Whatever a test found, no host is left behind (one that waits lives a minute), nor its pipe."""
+    if host.poll() is None:
+        host.kill()
+    host.wait()
+    if host.stdout is not None:
+        host.stdout.close()
 
 
 @pytest.mark.llama_server
@@ -313,6 +331,7 @@ def test_child_dies_with_a_killed_host(llama_server_binary, tiny_model):
     finally:
         if is_alive(child):
             os.kill(child, signal.SIGKILL)
+        stop_host(host)
 
 
 @pytest.mark.llama_server
@@ -324,6 +343,7 @@ def test_child_is_stopped_when_the_host_exits_normally(llama_server_binary, tiny
     finally:
         if is_alive(child):
             os.kill(child, signal.SIGKILL)
+        stop_host(host)
 
 
 def test_a_binary_that_cannot_run_gives_up_without_restarts(tmp_path, model_file):
