@@ -66,5 +66,6 @@ export function statusView(status: ServerStatus): StatusView {
     return { text, tooltip: lines.join('\n\n'), label, severity };
 }
 
-/** Shown before the server has said anything, and after the user disables completions. */
+/** Shown before the server has said anything and after the server is stopped (disabling completions shows the
+ * server's own `disabled` status instead). */
 export const NOT_RUNNING: ServerStatus = { kind: 'disabled', message: 'Infill is not running' };

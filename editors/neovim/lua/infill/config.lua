@@ -23,7 +23,7 @@ local M = {}
 ---@field root_markers string[]      Files that mark the workspace root (single-file mode when none is found).
 ---@field settings table             The server's settings (`completion = {...}`, `max_tokens`, `multiline`, ...).
 ---@field inline_completion boolean  Turn on `vim.lsp.inline_completion` (Neovim 0.12+) for attached buffers.
----@field keymaps infill.Keymaps|false Insert-mode keymaps; false for none.
+---@field keymaps infill.Keymaps|false Insert- and normal-mode keymaps; false for none.
 ---@field notify_errors boolean      Show `error` statuses with vim.notify (once per message).
 ---@field send_yanks boolean         Send yanked text to the server (`infill/didYank`) as context for completions.
 
