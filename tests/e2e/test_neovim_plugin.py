@@ -546,8 +546,8 @@ def test_leaving_insert_mode_at_once_leaves_no_ghost_text(scripted_nvim: Nvim, t
     nvim.send("<Esc>")
 
 
-def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
-    open_file(nvim, tmp_path / "health.py", "x = 1\n")
+def health_report(nvim: Nvim) -> str:
+    """`:checkhealth infill` run and read whole (its tab closed again)."""
     nvim.send("<Esc>:checkhealth infill<CR>")
 
     def whole_report() -> str | None:
@@ -558,6 +558,12 @@ def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
 
     report = nvim.wait_for(whole_report, 30, "the health report")
     nvim.send(":tabclose<CR>")
+    return report
+
+
+def test_checkhealth_reports_ok(nvim: Nvim, tmp_path: Path) -> None:
+    open_file(nvim, tmp_path / "health.py", "x = 1\n")
+    report = health_report(nvim)
     assert "ERROR" not in report, report
     assert "WARNING" not in report, report
     for expected in ("vim.lsp.inline_completion is available", "version: infill", "local model file",
@@ -576,17 +582,7 @@ def test_checkhealth_names_what_a_model_id_needs_and_finds_the_key_in_cmd_env(nv
                       "require('infill').options = vim.tbl_extend('force', _G.infill_saved, "
                       f"{{ settings = {settings}, cmd_env = {cmd_env} }})")
         try:
-            nvim.send("<Esc>:checkhealth infill<CR>")
-
-            def whole_report() -> str | None:
-                if nvim.lua("vim.bo.filetype") != "checkhealth":
-                    return None
-                text = "\n".join(nvim.lua("vim.api.nvim_buf_get_lines(0, 0, -1, false)"))
-                return text if "Server status" in text else None
-
-            report = nvim.wait_for(whole_report, 30, "the health report")
-            nvim.send(":tabclose<CR>")
-            return report
+            return health_report(nvim)
         finally:
             nvim.exec_lua("require('infill').options = _G.infill_saved")
 
