@@ -55,7 +55,7 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     old, new = _ANY_VERSION.fullmatch(sub.old), _ANY_VERSION.fullmatch(sub.new)
     if old is None or new is None or old.group(1) != new.group(1) or old.group(2) == new.group(2):
         return None
-    if any(start >= cursor for start, _ in _matches(sub, text)):
+    if _stands_ahead(sub, text, cursor):
         return None  # the version itself stands ahead (in a region or role the edit's rules refused)
     for found in _ANY_VERSION.finditer(text, cursor):
         start, end = found.span()
@@ -78,20 +78,34 @@ _METHOD_CALL = re.compile(r"([^\W\d]\w*)\(([^()]*)\)")
 _RECEIVER_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d]\w*\.){2,})\Z")
 
 
+def _stands_ahead(sub: Substitution, text: str, cursor: int) -> bool:
+    """Whether the edit's old text stands verbatim after the cursor: then the literal rules had their chance there,
+    and a special case must not propose something else in its place."""
+    return any(start >= cursor for start, _ in _matches(sub, text))
+
+
+def _appended_argument(sub: Substitution) -> tuple[re.Match[str], str] | None:
+    """For an argument appended to a call of one function (`f(a)` → `f(a, b)`, arguments without brackets): the old
+    call's match and the text appended (`, b`); else None."""
+    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1) or not old.group(2).strip():
+        return None
+    added = new.group(2)[len(old.group(2)):]
+    if not new.group(2).startswith(old.group(2)) or not added.lstrip().startswith(","):
+        return None
+    return old, added
+
+
 def _sibling(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     """An argument appended to a method call (`self.log.error(msg)` → `self.log.error(msg, *msg_args)`) whose call
     stands nowhere ahead: the same argument appended at the next call of another method of the same object with the
     same arguments (`self.log.info(msg)`: a logger's levels), or None. The object is a chain of two names at least
     (`self.log.`, `this.logger.`): after a bare `self.` any method of the class would do."""
-    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
+    appended = _appended_argument(sub)
     receiver = _RECEIVER_BEFORE.search(sub.context[0])
-    if old is None or new is None or receiver is None or old.group(1) != new.group(1) or not old.group(2).strip():
+    if appended is None or receiver is None or _stands_ahead(sub, text, cursor):
         return None
-    added = new.group(2)[len(old.group(2)):]
-    if not new.group(2).startswith(old.group(2)) or not added.lstrip().startswith(","):
-        return None
-    if any(start >= cursor for start, _ in _matches(sub, text)):
-        return None
+    old, added = appended
     call = re.compile(r"(?<![\w.])" + re.escape(receiver.group(1)) + r"([^\W\d]\w*)\(" + re.escape(old.group(2))
                       + r"\)")
     found = call.search(text, cursor)
@@ -112,14 +126,12 @@ def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> 
     sets, so it says the same thing at every call of that function; a positional one is that place's value."""
     if language != "python" or re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]):
         return None  # a parameter's default (`def _group(tlist, cls, depth=0)`) is no argument of a call
-    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
-    if old is None or new is None or old.group(1) != new.group(1) or not old.group(2).strip():
+    appended = _appended_argument(sub)
+    if appended is None:
         return None
-    added = new.group(2)[len(old.group(2)):]
+    old, added = appended
     keyword = _KEYWORD_ARGUMENT.match(added)
-    if not new.group(2).startswith(old.group(2)) or keyword is None or "," in added[keyword.end():]:
-        return None
-    if any(start >= cursor for start, _ in _matches(sub, text)):
+    if keyword is None or "," in added[keyword.end():] or _stands_ahead(sub, text, cursor):
         return None
     reach = _CALLEE_BEFORE.search(sub.context[0])
     prefix = reach.group(1) if reach is not None else ""
@@ -154,7 +166,7 @@ def _passed_on(sub: Substitution, text: str, cursor: int, language: str) -> Text
     if len(after) != len(before) + 1 or after[:-1] != before or not all(_is_name(a) for a in after) \
             or len(set(before)) < 2:
         return None
-    if any(start >= cursor for start, _ in _matches(sub, text)):
+    if _stands_ahead(sub, text, cursor):
         return None
     lexed: _Lexed | None = None
     for found in re.finditer(r"([^\W\d][\w$]*)\s*\(" + re.escape(old.group(2)) + r"\)", text[cursor:]):
