@@ -10,10 +10,11 @@ server's own events (`infill/stats`) and llama-server's /metrics, never by timin
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+from typing import AsyncIterator
 
-import httpx
 import pytest
 import pytest_lsp
 from lsprotocol import types
@@ -47,44 +48,54 @@ async def client(lsp_client: LanguageClient, llama_server: str):
     await lsp_client.shutdown_session()
 
 
-async def shown_with_prefetch(client: LanguageClient, base_url: str, n: int) -> tuple[str, str, int] | None:
-    """Open a document, get an automatic suggestion at its end (this client does not report showing, so the
-    answer counts as shown) and wait until llama-server generates the prefetch. Returns (uri, suggestion, events
-    seen so far), or None when the prefetch had already finished (a round the test missed)."""
+@contextlib.asynccontextmanager
+async def prefetch_held_still(client: LanguageClient, pid: int, n: int) -> AsyncIterator[tuple[str, str, int] | None]:
+    """Open a document and get an automatic suggestion at its end (this client does not report showing, so the
+    answer counts as shown), which starts a prefetch; then hold llama-server still (SIGSTOP, SIGCONT on leaving) so
+    that the prefetch cannot finish while the test acts on it: the tiny model writes its 400 tokens in about a
+    second, faster than a starved test process could watch for them. Yields (uri, suggestion, events seen so far),
+    or None when the prefetch had already finished before llama-server stopped (a round the test missed)."""
     text = TEXT.format(n=n)
     uri = open_doc(client, text)
     before = await stats(client)
     result = await client.text_document_inline_completion_async(inline_params(uri, 2, 11, invoked=False))
-    assert result is not None and result.items, "the tiny model always gives a suggestion"
-    suggestion = result.items[0].insert_text
-    assert isinstance(suggestion, str)
-    async with httpx.AsyncClient(base_url=base_url, timeout=5.0, trust_env=False) as http:
-        for _ in range(3000):  # a safety net, not a speed assertion
-            after = await stats(client)
-            assert after["prefetch_started"] == before["prefetch_started"] + 1
-            if after["prefetch_completed"] > before["prefetch_completed"]:
-                return None
-            decoded = [(s.get("next_token") or [{}])[0].get("n_decoded", 0) for s in (await http.get("/slots")).json()
-                       if s.get("is_processing")]
-            if decoded and max(decoded) >= 5:
-                return uri, suggestion, len(after["speculation_events"])
-            await asyncio.sleep(0.005)
-    raise AssertionError("the prefetch never started generating")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        assert result is not None and result.items, "the tiny model always gives a suggestion"
+        suggestion = result.items[0].insert_text
+        assert isinstance(suggestion, str)
+        after = await stats(client)
+        assert after["prefetch_started"] == before["prefetch_started"] + 1
+        if after["prefetch_completed"] > before["prefetch_completed"]:
+            yield None
+        else:
+            yield uri, suggestion, len(after["speculation_events"])
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
-async def test_a_user_request_cancels_the_prefetch_before_its_model_call(client: LanguageClient, llama_server):
+async def test_a_user_request_cancels_the_prefetch_before_its_model_call(
+        client: LanguageClient, llama_server_supervisor):
     for n in range(ROUNDS):
-        shown = await shown_with_prefetch(client, llama_server, 100 + n)
-        if shown is None:
-            continue
-        other = open_doc(client, "import os\n\nprint(os.getcwd())\n")
-        result = await client.text_document_inline_completion_async(inline_params(other, 1, 0, invoked=True))
+        async with prefetch_held_still(client, llama_server_supervisor.pid, 100 + n) as shown:
+            if shown is None:
+                continue
+            other = open_doc(client, "import os\n\nprint(os.getcwd())\n")
+            # The cancel only closes the prefetch's HTTP request, which needs nothing of llama-server; the user's
+            # own generation waits until llama-server runs again, after its model call has begun.
+            request = asyncio.ensure_future(
+                client.text_document_inline_completion_async(inline_params(other, 1, 0, invoked=True)))
+            for _ in range(3000):  # a safety net, not a speed assertion
+                seen = [tuple(e) for e in (await stats(client))["speculation_events"]][shown[2]:]
+                if ("model-call", other) in seen or request.done():
+                    break
+                await asyncio.sleep(0.005)
+        result = await request
         assert isinstance(result, types.InlineCompletionList)  # answered
         events = [tuple(e) for e in (await stats(client))["speculation_events"]][shown[2]:]
         call = events.index(("model-call", other))
-        if ("prefetch-done", "") in events[:call]:
-            continue  # it finished just before the request arrived: a round the test missed
         # Still running when the user's request came, and cancelled before the user's generation began.
+        assert ("prefetch-done", "") not in events[:call]
         assert ("prefetch-cancel", "yielded to a user request") in events[:call]
         assert (await stats(client))["prefetch_stale_running"] == 0
         return
@@ -94,27 +105,15 @@ async def test_a_user_request_cancels_the_prefetch_before_its_model_call(client:
 async def test_a_diverging_change_cancels_the_prefetch_and_llama_server_stops(
         client: LanguageClient, llama_server, llama_server_supervisor):
     for n in range(ROUNDS):
-        shown = await shown_with_prefetch(client, llama_server, 200 + n)
-        if shown is None:
-            continue
-        uri, suggestion, _ = shown
-        # llama-server is held still while the edit goes in: on a loaded machine the prefetch's 400 tokens were
-        # otherwise done before the edit arrived, round after round. Stopped, it cannot finish; the cancel only
-        # closes the HTTP request, which needs nothing of llama-server (its hang watch needs 30 s to mind).
-        pid = llama_server_supervisor.pid
-        os.kill(pid, signal.SIGSTOP)
-        try:
+        async with prefetch_held_still(client, llama_server_supervisor.pid, 200 + n) as shown:
+            if shown is None:
+                continue
+            uri, suggestion, _ = shown
             before = await stats(client)
             typo = "#" if not suggestion.startswith("#") else "@"
             edit(client, uri, 2, 2, 11, typo)  # not the suggestion's first character
             after = await stats(client)
-        finally:
-            os.kill(pid, signal.SIGCONT)
-        finished = before["prefetch_completed"] + before["prefetch_cancelled"] == before["prefetch_started"] or (
-            after["prefetch_cancelled"] == before["prefetch_cancelled"]
-            and after["prefetch_completed"] > before["prefetch_completed"])
-        if finished:
-            continue  # on a busy machine the prefetch finished before the edit arrived: the test missed this round
+        assert after["prefetch_completed"] == before["prefetch_completed"]  # it could not finish: held still
         assert after["prefetch_cancelled"] == before["prefetch_cancelled"] + 1
         assert list(after["speculation_events"][-1]) == ["prefetch-cancel", "diverged"]
         await predicted_tokens_when_idle(llama_server)  # raises if llama-server keeps generating
