@@ -37,9 +37,18 @@ _METHOD_HEAD = re.compile(r"(?:^|\n)[ \t]*(?:" + _MODIFIERS + r"[ \t]+|\*[ \t]*)
 _METHOD_TAIL = re.compile(r"[ \t]*(?:<[^<>\n]*>)?[ \t]*\(")
 
 
+#: A Python method: an indented `def` whose first parameter is `self` or `cls` (`    def run(self, x):`).
+_PY_METHOD_HEAD = re.compile(r"(?:^|\n)[ \t]+(?:async[ \t]+)?def[ \t]+\Z")
+_PY_METHOD_TAIL = re.compile(r"[ \t]*(?:\[[^\]\n]*\][ \t]*)?\(\s*(?:self|cls)\b")
+
+
 def _method_at(text: str, start: int, end: int, language: str) -> bool:
     """Whether the name at [start, end) defines a method (`  process(schema: T): U {` in a class or an object
-    literal, JavaScript and TypeScript): a property's name, like `x.process`, not a variable's."""
+    literal, JavaScript and TypeScript; `    def process(self, schema):`, Python): a property's name, like
+    `x.process`, not a variable's."""
+    if language == "python":
+        return _PY_METHOD_HEAD.search(text, max(0, start - 80), start) is not None \
+            and _PY_METHOD_TAIL.match(text, end) is not None
     if language not in _METHOD_LANGUAGES or not _METHOD_HEAD.search(text, max(0, start - 80), start):
         return False
     tail = _METHOD_TAIL.match(text, end)

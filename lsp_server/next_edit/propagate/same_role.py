@@ -137,8 +137,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         if sub.name and not sub.both_roles \
                 and (_attribute_at(text, start) or _method_at(text, start, end, language)) != sub.attribute:
             continue  # a method defined by its name alone (`  process(x) {`) is a property, as `this.process` is
-        if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver:
-            continue  # `self.data` renamed: `frame.data` is another class's
+        if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver \
+                and not _method_at(text, start, end, language):
+            continue  # `self.data` renamed: `frame.data` is another class's (but the method it calls is its own)
         if sub.typed_only and not _type_position(text, start):
             continue
         if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:

@@ -627,6 +627,27 @@ def test_a_method_defined_by_its_name_alone_is_a_property_not_the_renamed_variab
     assert edit is not None and calls[edit.start - 2:edit.end] == "g.process"
 
 
+def test_a_method_definition_and_its_uses_as_attributes_are_one_role():
+    # a method renamed at its `def` is renamed where it is called on an object, not where a bare name stands
+    old, new = "    def _alread(self, expr):\n", "    def _already(self, expr):\n"
+    text = "class M:\n" + new + "        _alread = 1\n    def f(self):\n        x = self._alread(a)\n"
+    edit = propagate(EditEvent("a.py", 1, old, new), text, len("class M:\n" + new), "python")
+    assert edit is not None and text[edit.start - 5:edit.end] == "self._alread" and edit.text == "_already"
+    # ... and renamed at a use on `self`, its definition is the next place, though it has no receiver
+    u_old, u_new = "        if self._alinged:\n", "        if self._aligned:\n"
+    text = "class M:\n    def g(self):\n" + u_new + "    def _alinged(cls):\n        pass\n"
+    cursor = text.index(u_new) + len(u_new)
+    assert _next(u_old, u_new, text, cursor) == ("_alinged", "_aligned")
+    js_old, js_new = "    return this.proces(x)\n", "    return this.process(x)\n"
+    js = "class G {\n  run(x) {\n" + js_new + "  }\n  proces(x) {\n  }\n}\n"
+    assert _next(js_old, js_new, js, js.index(js_new) + len(js_new), "javascript") == ("proces", "process")
+    # a function at the top level is no method: its bare uses stay the ones renamed
+    f_old, f_new = "def load(self):\n", "def read(self):\n"
+    assert _next(f_old, f_new, f_new + "x = load(1)\ny = o.load(2)\n", len(f_new)) == ("load", "read")
+    edit = propagate(EditEvent("a.py", 0, f_old, f_new), f_new + "y = o.load(2)\nx = load(1)\n", len(f_new), "python")
+    assert edit is not None and edit.start == len(f_new + "y = o.load(2)\nx = ")
+
+
 def test_a_name_replaced_by_this_is_the_value_at_its_place_not_a_rename():
     old, new = "    return res\n", "    return this\n"
     text = "  add (dest) {\n    const res = this\n    id: ++res.lastId\n" + new + "  },\n  remove (id) {\n" \
