@@ -38,7 +38,7 @@ from ..lexical import CODE
 from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
 from .same_role import _Lexed, _matches, occurrences
-from .special_cases import _bumped, _keyword_added, _passed_on, _same_lines, _sibling, _twice
+from .special_cases import _bumped, _keyword_added, _keyword_removed, _passed_on, _same_lines, _sibling, _twice
 from .template import rewritten, template
 
 __all__ = ["Substitution", "occurrences", "propagate", "substitution"]
@@ -91,4 +91,4 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         if edit is not None:
             return edit
     return (_bumped(sub, text, cursor) or _sibling(sub, text, cursor) or _keyword_added(sub, text, cursor, language)
-            or _passed_on(sub, text, cursor, language))
+            or _keyword_removed(sub, text, cursor, language) or _passed_on(sub, text, cursor, language))

@@ -148,6 +148,66 @@ def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> 
     return None
 
 
+def _arguments(listed: str) -> list[str]:
+    """An argument list's text cut at its top-level commas, each part as written (spaces kept): commas inside
+    brackets or quotes do not cut."""
+    parts, depth, quote, start = [], 0, "", 0
+    for i, c in enumerate(listed):
+        if quote:
+            quote = "" if c == quote and listed[i - 1] != "\\" else quote
+        elif c in "'\"":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(listed[start:i])
+            start = i + 1
+    return parts + [listed[start:]]
+
+
+def _keyword_removed(sub: Substitution, text: str, cursor: int, language: str) -> TextEdit | None:
+    """A keyword argument taken out of a Python call (`read_parquet(tmpdir, engine="pyarrow", dtype_backend=x)` →
+    `read_parquet(tmpdir, dtype_backend=x)`) whose call stands nowhere ahead: the same keyword argument, name and
+    value, taken out of the next call of the same function, reached the same way (`dd.read_parquet(`), or None.
+    The mirror of `_keyword_added`: the other arguments are that place's own."""
+    if language != "python" or re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]):
+        return None
+    old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
+    if old is None or new is None or old.group(1) != new.group(1):
+        return None
+    before, after = _arguments(old.group(2)), _arguments(new.group(2))
+    kept = [a.strip() for a in after]
+    gone = [i for i in range(len(before)) if [a.strip() for a in before[:i] + before[i + 1:]] == kept]
+    if len(before) != len(after) + 1 or not gone or _stands_ahead(sub, text, cursor):
+        return None
+    removed = before[gone[0]].strip()
+    if _KEYWORD_ARGUMENT.match(", " + removed) is None:
+        return None
+    reach = _CALLEE_BEFORE.search(sub.context[0])
+    call = re.compile(r"(?<![\w.])" + re.escape((reach.group(1) if reach is not None else "") + old.group(1))
+                      + r"\(([^()]*)\)")
+    lexed: _Lexed | None = None
+    for found in call.finditer(text, cursor):
+        args = _arguments(found.group(1))
+        at = [i for i, a in enumerate(args) if a.strip() == removed]
+        if len(args) < 2 or not at:
+            continue
+        lexed = lexed or _Lexed(text, language)
+        if lexed.kind_at(found.start()) != CODE:
+            continue
+        i = at[0]
+        start = found.start(1) + sum(len(a) + 1 for a in args[:i])
+        if i + 1 < len(args):  # `engine="pyarrow", ` with the space before the next argument
+            end = start + len(args[i]) + 1 + (len(args[i + 1]) - len(args[i + 1].lstrip(" ")))
+            start += len(args[i]) - len(args[i].lstrip(" "))
+        else:  # the last argument: with the comma before it
+            start, end = start - 1, start + len(args[i])
+        return TextEdit(start, end, "")
+    return None
+
+
 _ARGUMENT_LIST = re.compile(r"([^\W\d][\w$]*)\s*\(([^()]*)\)")
 #: Before a definition's name: `def `, `function `, `async function `.
 _DEFINES = re.compile(r"(?<![\w.$])(?:def|function\s*\*?)\s+\Z")

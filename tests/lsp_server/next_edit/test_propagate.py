@@ -1121,6 +1121,26 @@ def test_a_keyword_argument_appended_to_a_call_is_appended_to_the_next_call_of_t
                      "python") is None
 
 
+def test_a_keyword_argument_taken_out_of_a_call_is_taken_out_of_the_next_call_of_that_function():
+    # fifteenth round (dask): `engine="pyarrow"` came off `dd.read_parquet(tmpdir, engine="pyarrow", dtype_backend=
+    # "numpy_nullable")`; the next `dd.read_parquet` call with that argument, name and value, loses it too, whatever
+    # its other arguments, not a call reached another way, one with another value or one in a comment
+    old = '    ddf = dd.read_parquet(tmpdir, engine="pyarrow", dtype_backend="numpy_nullable")\n'
+    new = '    ddf = dd.read_parquet(tmpdir, dtype_backend="numpy_nullable")\n'
+    text = new + '    # dd.read_parquet(p, engine="pyarrow", x=1)\n    a = read_parquet(p, engine="pyarrow")\n' \
+        '    b = dd.read_parquet(p, engine="fastparquet")\n' \
+        '    c = dd.read_parquet(p, engine="pyarrow", dtype_backend="pyarrow")\n'
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ('engine="pyarrow", ', "")
+    assert text[:edit.start].endswith("c = dd.read_parquet(p, ")
+    # the last argument goes with the comma before it
+    last = "    f(a, b, k=[1, 2])\n"
+    edit = propagate(EditEvent("a.py", 0, "    f(x, k=[1, 2])\n", "    f(x)\n"), last, 0, "python")
+    assert edit is not None and last[edit.start:edit.end] == ", k=[1, 2]"
+    # a parameter's default is no argument
+    assert propagate(EditEvent("a.py", 0, "def f(a, k=1):\n", "def f(a):\n"), "    f(b, k=1)\n", 0, "python") is None
+
+
 def test_a_parameter_appended_to_a_definition_is_passed_on_to_the_call_with_the_old_parameters():
     # twelfth round (eslint-plugin-unicorn): `function isBigInt(node, context)` got `overrides`; the call it wraps,
     # `isBigIntTarget(node, context)`, passes it on. Not another definition with those parameters, not a call of
