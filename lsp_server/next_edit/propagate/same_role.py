@@ -120,6 +120,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     wraps = _wraps_last_name(sub.old, sub.new) or _name_followed(sub.old, sub.new)
     # `"L"` → `IMAGING_MODE_L`: a whole quoted literal replaced by code was a string where the code now stands
     literal = _quoted(sub.old) and not _quoted(sub.new)
+    # a name made a call (`sqlite3` → `_sqlite3()`): an expression now, which a Python annotation cannot hold (in
+    # JavaScript a `key: value` is no type)
+    calls = sub.name and sub.new.endswith(")") and "(" in sub.new
     for start, end in _matches(sub, text):
         if sub.old[0] == "." and text[start - 1:start] == ".":
             continue  # `.bindings` (an attribute) is not the end of a spread or range, `...bindings`
@@ -142,6 +145,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `self.data` renamed: `frame.data` is another class's (but the method it calls is its own)
         if sub.typed_only and not _type_position(text, start):
             continue
+        if calls and language == "python" and _type_position(text, start):
+            continue  # `sqlite3` → `_sqlite3()`: a call is no type (`db: sqlite3.Connection | None` stays)
         if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
             continue  # `, timeoutContext)` comes off calls of the edited one's function only
         if sub.lead and not _lead_at(text, start) and not _type_position(text, start):

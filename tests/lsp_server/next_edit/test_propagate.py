@@ -1141,6 +1141,20 @@ def test_a_keyword_argument_taken_out_of_a_call_is_taken_out_of_the_next_call_of
     assert propagate(EditEvent("a.py", 0, "def f(a, k=1):\n", "def f(a):\n"), "    f(b, k=1)\n", 0, "python") is None
 
 
+def test_a_name_made_a_call_is_not_made_one_in_a_python_annotation():
+    # fifteenth round (ipython): `sqlite3` → `_sqlite3()` (a module imported lazily); `db: sqlite3.Connection` is a
+    # type, which a call cannot be, and the next use in code is the place
+    old, new = "    except sqlite3.IntegrityError:\n", "    except _sqlite3().IntegrityError:\n"
+    text = new + "    db: sqlite3.Connection | None = None\n    def f(self) -> sqlite3.Row:\n" \
+        "        self.db = sqlite3.connect(p)\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and edit.text == "_sqlite3()" and text[:edit.start].endswith("self.db = ")
+    # in JavaScript a `key: value` holds an expression
+    js_old, js_new = "  a: Meta,\n", "  a: optional(Meta),\n"
+    js = js_new + "  b: Meta,\n"
+    assert _next(js_old, js_new, js, len(js_new), "typescript") == ("Meta", "optional(Meta)")
+
+
 def test_a_parameter_appended_to_a_definition_is_passed_on_to_the_call_with_the_old_parameters():
     # twelfth round (eslint-plugin-unicorn): `function isBigInt(node, context)` got `overrides`; the call it wraps,
     # `isBigIntTarget(node, context)`, passes it on. Not another definition with those parameters, not a call of
