@@ -15,7 +15,7 @@ from .roles import (
     PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _lead_at, _method_at, _receiver, _type_position,
 )
 from .tokens import KEYWORDS, _OPENERS, _VERSION, _WORDY, _is_name, _quoted, _tokens
-from .widening import _QUALIFIER
+from .widening import _BLOCK_COMMENT, _QUALIFIER
 
 _NAME_START = re.compile(r"[^\W\d]")
 
@@ -101,6 +101,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     inside = _positions(sub.old, sub.new)
     # An old text with two names or more recurs verbatim only by design: its region does not matter.
     anchored = len([t for t in _tokens(sub.old) if _is_name(t)]) >= 2 or bool(_VERSION.match(sub.old))
+    # an annotation comment taken out of code (`/* @__PURE__ */ `) is a comment itself: it stands where the code
+    # before it does
+    annotation = _BLOCK_COMMENT.fullmatch(sub.old.strip()) is not None
     # A renamed code name is renamed in the comments that mention it too.
     # `query` → `copy(query)`: a call put around a name goes around its uses in code, never around a parameter
     # being declared, nor into a comment
@@ -162,7 +165,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored:
             kind = lexed.kind_at(start)
-            if literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
+            if annotation:
+                kind = lexed.kind_at(start - 1) if start > 0 else CODE
+            elif literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
                 if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
                     continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)

@@ -131,6 +131,10 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # followed, wherever that path goes on to a name
             return 2, 0, False
         removed = "".join(core_old)
+        if not core_new and _BLOCK_COMMENT.fullmatch(removed.strip()) and _has_anchor(core_old):
+            # an annotation comment taken out (`/* @__PURE__ */ `, `/* istanbul ignore next */ `): the comment
+            # anchors itself, wherever it stands, not by the name after it
+            return 0, 0, False
         if not core_new and removed.startswith(".") and i1 > 0 and _is_name(a[i1 - 1]) and "\n" not in removed \
                 and not any(_balanced(removed)) and removed.rstrip().endswith(")") and _has_anchor(core_old):
             # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
@@ -198,6 +202,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
 
 
 _CLOSERS = {"[": "]", "<": ">"}
+#: A whole block comment on one line: `/* @__PURE__ */`.
+_BLOCK_COMMENT = re.compile(r"/\*[^\n]*?\*/")
 
 
 def _group_ends_at_end(text: str) -> bool:

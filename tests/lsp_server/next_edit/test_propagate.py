@@ -1121,6 +1121,19 @@ def test_a_keyword_argument_appended_to_a_call_is_appended_to_the_next_call_of_t
                      "python") is None
 
 
+def test_an_annotation_comment_taken_out_of_code_is_taken_out_where_it_stands_next():
+    # sixteenth round (lexical): `/* @__PURE__ */ ` came off `defineExtension({`; the next one stands before another
+    # call (`safeCast<ListConfig>(`), not only before the same name; one in a comment of its own is no annotation
+    old, new = "export const A = /* @__PURE__ */ defineExtension({\n", "export const A = defineExtension({\n"
+    text = new + "  // see /* @__PURE__ */ x\n  config: /* @__PURE__ */ safeCast<ListConfig>({\n  }),\n" \
+        "export const B = /* @__PURE__ */ defineExtension({\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("/* @__PURE__ */ ", "")
+    assert text[:edit.start].endswith("config: ")
+    # a comment of punctuation only anchors nothing by itself
+    assert substitution("f(a, /**/ b)\n", "f(a, b)\n", "typescript").old != "/**/ "
+
+
 def test_a_keyword_argument_taken_out_of_a_call_is_taken_out_of_the_next_call_of_that_function():
     # fifteenth round (dask): `engine="pyarrow"` came off `dd.read_parquet(tmpdir, engine="pyarrow", dtype_backend=
     # "numpy_nullable")`; the next `dd.read_parquet` call with that argument, name and value, loses it too, whatever
