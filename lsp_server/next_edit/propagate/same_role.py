@@ -163,7 +163,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         elif (sub.call and not (sub.name and _is_name(sub.new)) or called) \
                 and _bracket_kind(text, start) == "parameters":
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
-        if not anchored:
+        if not anchored or annotation:
             kind = lexed.kind_at(start)
             if annotation:
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE

@@ -1130,6 +1130,11 @@ def test_an_annotation_comment_taken_out_of_code_is_taken_out_where_it_stands_ne
     edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("/* @__PURE__ */ ", "")
     assert text[:edit.start].endswith("config: ")
+    # ... also one of several words, which would otherwise stand for itself anywhere
+    i_old, i_new = "  x = /* istanbul ignore next */ f()\n", "  x = f()\n"
+    i_text = i_new + "  // /* istanbul ignore next */ y\n\n  z = /* istanbul ignore next */ g()\n"
+    edit = propagate(EditEvent("a.js", 0, i_old, i_new), i_text, len(i_new), "javascript")
+    assert edit is not None and i_text[:edit.start].endswith("z = ")
     # a comment of punctuation only anchors nothing by itself
     assert substitution("f(a, /**/ b)\n", "f(a, b)\n", "typescript").old != "/**/ "
 
