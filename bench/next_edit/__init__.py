@@ -26,6 +26,7 @@ How to run (from the checkout, with the project's environment):
     python -m bench.next_edit run --modes default-sweep default-zeta2 default-instruction --model-limit 40
     python -m bench.next_edit run --split heldout             # the final check on packages never tuned on
     python -m bench.next_edit build                           # re-download the releases, rewrite data/*.jsonl.gz
+    python -m bench.next_edit compare BEFORE.json AFTER.json  # task by task: exact answers gained, lost, new wrong
 
 It prints a table and writes bench/results/next_edit-{split}.json (measures, losses by cause, every task's outcome).
 Latency figures need a quiet machine: run under `flock /tmp/infill-bench.lock`. The data files are small and

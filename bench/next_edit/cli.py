@@ -148,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="llama-server threads for the default model (default 1: on a shared 2-core machine more "
                         "threads wait for each other at every token, ten times slower here; 0 = llama-server's own)")
     r.add_argument("--output", default="next_edit", help="results file name under bench/results/")
+    c = sub.add_parser("compare", help="task by task, what changed between two results files of `run`")
+    c.add_argument("before", type=Path)
+    c.add_argument("after", type=Path)
+    c.add_argument("--mode", default="propagation")
     args = parser.parse_args(argv)
     if args.command == "build":
         from .build import build
@@ -156,6 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         from .build import describe
         for split in args.splits:
             print(describe(split))
+    elif args.command == "compare":
+        from .report import compare
+        runs = [json.loads(path.read_text(encoding="utf-8"))["outcomes"][args.mode]
+                for path in (args.before, args.after)]
+        for name, ids in compare(*runs).items():
+            print(f"{name}: {len(ids)}" + "".join(f"\n  {i}" for i in ids))
     else:
         from bench.common.lsp_support import write_results
 

@@ -151,3 +151,22 @@ def listing(tasks: Sequence[Task], outcomes: Sequence[Outcome]) -> str:
         else:
             out.append(f"  proposed: nothing ({o.discarded or 'no edit'})")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def compare(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> dict[str, list[str]]:
+    """Two runs' outcomes of one mode (the `outcomes` of two results files), task by task: the tasks that became
+    exact (`gained`), stopped being exact (`lost`), got a wrong proposal (`new_wrong`) or lost one (`gone_wrong`).
+    How a propagation rule is judged: kept when it gains, loses nothing and adds no wrong proposal (docs/next-edit.md,
+    "How rules were added")."""
+    a, b = {o["task_id"]: o for o in before}, {o["task_id"]: o for o in after}
+    common = sorted(set(a) & set(b))
+
+    def wrong(o: dict[str, Any]) -> bool:
+        return bool(o["proposed"]) and not o["exact"]
+    gained = [t for t in common if b[t]["exact"] and not a[t]["exact"]]
+    lost = [t for t in common if a[t]["exact"] and not b[t]["exact"]]
+    return {"gained": gained, "lost": lost,
+            "new_wrong": [t for t in common if wrong(b[t]) and not wrong(a[t]) and t not in lost],
+            "gone_wrong": [t for t in common if wrong(a[t]) and not wrong(b[t]) and t not in gained],
+            "only_before": sorted(set(a) - set(b)), "only_after": sorted(set(b) - set(a))}
+

@@ -4,14 +4,15 @@ prompt formats, and a handful of tasks through the real server with the scripted
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
 from bench.next_edit import tasks as T
 from bench.next_edit.build import load_records
-from bench.next_edit.cli import BASE_OPTIONS, load_tasks, mode_table, write_listings
+from bench.next_edit.cli import BASE_OPTIONS, load_tasks, main, mode_table, write_listings
 from bench.next_edit.harness import apply_edit, offset_of, overlaps, run_mode
-from bench.next_edit.report import listing, measures
+from bench.next_edit.report import compare, listing, measures
 from bench.next_edit.scripted import FORMS, ScriptedModel
 from engine.next_edit.formats import parse, render
 from engine.next_edit.types import EditEvent, NextEditOptions, NextEditRequest
@@ -122,6 +123,24 @@ def test_the_listing_names_each_substitution_like_miss_and_false_positive() -> N
     assert "+    name = kind(shape).__name__" in text  # the proposed edit, as a diff
     assert none.task_id not in text  # nothing proposed where nothing was due: neither
     assert listing(tasks, [outcome(none, wrong, False, False)]).startswith(f"== {none.task_id} (false positive;")
+
+
+def test_comparing_two_runs_task_by_task(tmp_path, capsys) -> None:
+    def outcome(task_id: str, proposed: bool, exact: bool) -> dict:
+        return {"task_id": task_id, "proposed": proposed, "exact": exact}
+    before = [outcome("a", True, True), outcome("b", False, False), outcome("c", True, False),
+              outcome("d", False, False), outcome("e", True, False), outcome("old", False, False)]
+    after = [outcome("a", True, False), outcome("b", True, True), outcome("c", True, True),
+             outcome("d", True, False), outcome("e", False, False), outcome("new", True, True)]
+    assert compare(before, after) == {"gained": ["b", "c"], "lost": ["a"], "new_wrong": ["d"], "gone_wrong": ["e"],
+                                      "only_before": ["old"], "only_after": ["new"]}
+    paths = []
+    for name, outcomes in (("before", before), ("after", after)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps({"outcomes": {"propagation": outcomes}}), encoding="utf-8")
+    assert main(["compare", str(paths[0]), str(paths[1])]) == 0
+    printed = capsys.readouterr().out
+    assert "gained: 2\n  b\n  c\nlost: 1\n  a\n" in printed and "new_wrong: 1\n  d\n" in printed
 
 
 def test_the_listings_are_written_beside_the_results_also_outside_bench_results(tmp_path) -> None:
