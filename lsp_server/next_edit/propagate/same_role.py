@@ -165,12 +165,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
         if not anchored or annotation:
             kind = lexed.kind_at(start)
-            if annotation:
+            if annotation or literal:  # a comment or a string itself: its region is the one it stands in
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
-            elif literal:  # the literal itself is a string: it must stand in the edit's region, quotes and all
-                kind = lexed.kind_at(start - 1) if start > 0 else CODE
-                if lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end):
-                    continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
+            if literal and (lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end)):
+                continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
             if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed):
                 continue
         yield start, end

@@ -118,14 +118,28 @@ _KEYWORD_ARGUMENT = re.compile(r"\s*,\s*([^\W\d]\w*)\s*=(?!=)")
 _CALLEE_BEFORE = re.compile(r"(?<![\w.])((?:[^\W\d]\w*\.)*)\Z")
 
 
+def _in_python_call(sub: Substitution, language: str) -> bool:
+    """Whether `sub` changed a Python call's arguments: not a `def`'s or a `class`'s, where `depth=0` is a
+    parameter's default, no argument of a call."""
+    return language == "python" and re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]) is None
+
+
+def _calls_reached_alike(sub: Substitution, name: str) -> re.Pattern[str]:
+    """Calls of `name` reached the way the edited one was (`saferepr(`, `self.app.send(`, `dd.read_parquet(`), their
+    arguments (without brackets) captured."""
+    reach = _CALLEE_BEFORE.search(sub.context[0])
+    prefix = reach.group(1) if reach is not None else ""
+    return re.compile(r"(?<![\w.])" + re.escape(prefix + name) + r"\(([^()]*)\)")
+
+
 def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> TextEdit | None:
     """A keyword argument appended to a Python call (`saferepr(args, self.argsrepr_maxsize)` → `saferepr(args,
     self.argsrepr_maxsize, maxlevels=...)`) whose call stands nowhere ahead: the same keyword argument appended to
     the next call of the same function, reached the same way (`saferepr(`, `self.app.send(`), with as many arguments
     and without it yet (`saferepr(kwargs, self.kwargsrepr_maxsize)`), or None. A keyword argument names what it
     sets, so it says the same thing at every call of that function; a positional one is that place's value."""
-    if language != "python" or re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]):
-        return None  # a parameter's default (`def _group(tlist, cls, depth=0)`) is no argument of a call
+    if not _in_python_call(sub, language):
+        return None
     appended = _appended_argument(sub)
     if appended is None:
         return None
@@ -133,12 +147,9 @@ def _keyword_added(sub: Substitution, text: str, cursor: int, language: str) -> 
     keyword = _KEYWORD_ARGUMENT.match(added)
     if keyword is None or "," in added[keyword.end():] or _stands_ahead(sub, text, cursor):
         return None
-    reach = _CALLEE_BEFORE.search(sub.context[0])
-    prefix = reach.group(1) if reach is not None else ""
-    call = re.compile(r"(?<![\w.])" + re.escape(prefix + old.group(1)) + r"\(([^()]*)\)")
     arity = old.group(2).count(",")
     lexed: _Lexed | None = None
-    for found in call.finditer(text, cursor):
+    for found in _calls_reached_alike(sub, old.group(1)).finditer(text, cursor):
         args = found.group(1)
         if not args.strip() or args.count(",") != arity or re.search(r"\b" + keyword.group(1) + r"\s*=", args):
             continue
@@ -172,7 +183,7 @@ def _keyword_removed(sub: Substitution, text: str, cursor: int, language: str) -
     `read_parquet(tmpdir, dtype_backend=x)`) whose call stands nowhere ahead: the same keyword argument, name and
     value, taken out of the next call of the same function, reached the same way (`dd.read_parquet(`), or None.
     The mirror of `_keyword_added`: the other arguments are that place's own."""
-    if language != "python" or re.search(r"(?<![\w.])(?:def|class)\s+\Z", sub.context[0]):
+    if not _in_python_call(sub, language):
         return None
     old, new = _METHOD_CALL.fullmatch(sub.old), _METHOD_CALL.fullmatch(sub.new)
     if old is None or new is None or old.group(1) != new.group(1):
@@ -185,11 +196,8 @@ def _keyword_removed(sub: Substitution, text: str, cursor: int, language: str) -
     removed = before[gone[0]].strip()
     if _KEYWORD_ARGUMENT.match(", " + removed) is None:
         return None
-    reach = _CALLEE_BEFORE.search(sub.context[0])
-    call = re.compile(r"(?<![\w.])" + re.escape((reach.group(1) if reach is not None else "") + old.group(1))
-                      + r"\(([^()]*)\)")
     lexed: _Lexed | None = None
-    for found in call.finditer(text, cursor):
+    for found in _calls_reached_alike(sub, old.group(1)).finditer(text, cursor):
         args = _arguments(found.group(1))
         at = [i for i, a in enumerate(args) if a.strip() == removed]
         if len(args) < 2 or not at:
