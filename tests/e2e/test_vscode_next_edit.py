@@ -304,7 +304,7 @@ def test_turning_completions_off_removes_the_shown_edit_and_tab_is_tab_again(vsc
         vscode.wait_for(lambda: json.loads(vscode.settings_file.read_text()).get("infill.enabled") is False,
                         "infill.enabled to be false")
         vscode.wait_for(lambda: not any(line["struck"] or HINT_PATTERN.search(line["text"] + " ".join(line["pseudo"]))
-                                        for line in editor_lines(vscode)), "the edit to go", timeout=30)
+                                        for line in editor_lines(vscode)), "the edit to go", timeout=WAIT)
         d("press", key="Tab")  # VS Code's own Tab: it indents at the cursor
         text = saved(vscode, TOGGLE_FILE)
         assert re.fullmatch(r"def shift\(pts +, dx\):", text.splitlines()[0]), text
@@ -413,7 +413,7 @@ def test_a_server_that_exits_at_once_shows_an_error_and_fixing_it_starts_the_ser
     with changed_machine_settings(vscode, lambda s: {"infill.server.args": ["-c", "raise SystemExit('broken')"]}):
         vscode.wait_for(lambda: log_text(vscode).count(gives_up) > gave_up,
                         "vscode-languageclient to give up restarting the server")
-        error = d("status", icon="error", timeout=30)
+        error = d("status", icon="error", timeout=WAIT)
         assert "stopped" in error["label"], error
 
 
