@@ -22,7 +22,7 @@ from engine.config import LocalServerSettings
 from engine.local.binary import require_llama_server
 from engine.local.supervisor import LlamaServerSupervisor
 
-from .paths import REPO_ROOT, RESULTS_DIR
+from .paths import REPO_ROOT, RESULTS_DIR, scratch_dir
 
 RESULTS = RESULTS_DIR
 
@@ -66,7 +66,7 @@ async def llama_server(model: Path, parallel: int = 2) -> AsyncIterator[LlamaSer
 
 
 def server_env() -> dict[str, str]:
-    home = tempfile.mkdtemp(prefix="infill-bench-")
+    home = scratch_dir("infill-bench-")
     env = dict(os.environ)
     env.update(XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state", PYTHONPATH=str(REPO_ROOT))
     return env

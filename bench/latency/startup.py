@@ -24,14 +24,14 @@ import select
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "bench" / "results"
+from bench.common.paths import REPO_ROOT as ROOT
+from bench.common.paths import RESULTS_DIR as RESULTS
+from bench.common.paths import scratch_dir
 
 #: The reference: pygls 2 with one inline-completion feature and nothing else (what the issue compares against).
 BARE_SERVER = """
@@ -224,7 +224,7 @@ def summarize(values: list[float]) -> dict[str, float]:
 
 
 def run(runs: int, python: str, baseline_root: Path | None, first_completion: Path | None) -> dict[str, Any]:
-    home = Path(tempfile.mkdtemp(prefix="infill-startup-"))
+    home = Path(scratch_dir("infill-startup-"))
     workspace = home / "workspace"
     workspace.mkdir()
     (workspace / "fib.py").write_text(SAMPLE)

@@ -152,9 +152,9 @@ def counter_delta(before: dict[str, Any], after: dict[str, Any]) -> tuple[str, s
 
 
 def server_env() -> dict[str, str]:
-    import tempfile
+    from ..common.paths import scratch_dir
 
-    home = tempfile.mkdtemp(prefix="infill-nes-bench-")
+    home = scratch_dir("infill-nes-bench-")
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ)
     env.update(XDG_CONFIG_HOME=f"{home}/config", XDG_STATE_HOME=f"{home}/state",

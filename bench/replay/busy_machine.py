@@ -33,13 +33,12 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.common.paths import write_report
+from bench.common.paths import scratch_dir, write_report
 
 #: llama-server flags per policy name. `infill`: none (the supervisor's own choice).
 POLICIES: dict[str, list[str]] = {
@@ -71,7 +70,7 @@ def _compile_source(directory: Path) -> Path:
 @contextmanager
 def load(kind: str) -> Iterator[list[subprocess.Popen]]:
     procs: list[subprocess.Popen] = []
-    scratch = Path(tempfile.mkdtemp(prefix="infill-busy-"))
+    scratch = Path(scratch_dir("infill-busy-"))
     try:
         if kind in ("busy1", "busy2"):
             for _ in range(1 if kind == "busy1" else 2):

@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def server_env() -> dict[str, str]:
-    """Keep the user's config file, state and run directories out of the tests."""
-    home = tempfile.mkdtemp(prefix="infill-lsp-test-")
+    """Keep the user's config file, state and run directories out of the tests (the home lives in the session's
+    scratch directory, tests/conftest.py)."""
+    home = tempfile.mkdtemp(prefix="infill-lsp-test-", dir=os.environ.get("INFILL_TEST_SCRATCH"))
     env = dict(os.environ)
     env.update(XDG_CONFIG_HOME=os.path.join(home, "config"), XDG_STATE_HOME=os.path.join(home, "state"),
                XDG_CACHE_HOME=os.path.join(home, "cache"), PYTHONPATH=str(ROOT),

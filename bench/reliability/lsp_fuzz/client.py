@@ -9,12 +9,11 @@ import asyncio
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ...common.paths import REPO_ROOT
+from ...common.paths import REPO_ROOT, scratch_dir
 
 #: JSON-RPC's InternalError: no request may get it.
 INTERNAL_ERROR = -32603
@@ -161,7 +160,7 @@ class ServerProcess:
     """`python -m lsp_server serve --stdio` from this checkout, with its own config and state directories."""
 
     def __init__(self) -> None:
-        self.home = Path(tempfile.mkdtemp(prefix="infill-fuzz-"))
+        self.home = Path(scratch_dir("infill-fuzz-"))
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> asyncio.subprocess.Process:

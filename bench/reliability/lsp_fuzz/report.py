@@ -7,11 +7,10 @@ import argparse
 import asyncio
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ...common.paths import RESULTS_DIR
+from ...common.paths import RESULTS_DIR, scratch_dir
 from .fuzz import Fuzz
 from .settings import KINDS
 
@@ -49,7 +48,7 @@ def problems(report: dict[str, Any], rss_limit_mb: float) -> list[str]:
 
 def run_one(seed: int, encoding: str, actions: int, big_size: int, protocols: tuple[str, ...] = tuple(KINDS),
             vary: bool = True) -> dict[str, Any]:
-    workdir = Path(tempfile.mkdtemp(prefix="infill-fuzz-docs-"))
+    workdir = Path(scratch_dir("infill-fuzz-docs-"))
     return asyncio.run(Fuzz(seed, encoding, actions, big_size, workdir, progress=True, protocols=protocols,
                             vary=vary).run())
 
