@@ -15,9 +15,10 @@ lie in the same kind of region (code, string, comment: lexical.py) and, for name
 when the edited one was.
 
 Which occurrence: the next one after the cursor; only a rename in code goes back above it (not a one-letter name, nor
-to a comment). In code, uses in code come before mentions in comments; in comments and strings, where the user picks
-each mention, the one in the edited one's shape and with its neighbouring words comes first (docs/next-edit.md has
-the rules and what was tried and dropped; what each rule fixed on the benchmark is in its git history).
+to a comment). A change in code goes to code before mentions in comments and docstrings; in comments and strings,
+where the user picks each mention, the one in the edited one's shape and with its neighbouring words comes first
+(docs/next-edit.md has the rules and what was tried and dropped; what each rule fixed on the benchmark is in its git
+history).
 
 The package, in the order a request goes through it: tokens.py cuts text into tokens (shared by all); last_edit.py
 says what the last edit changed (`substitution()`), with widening.py for the anchors of changes that are no whole
@@ -38,7 +39,10 @@ from ..lexical import CODE
 from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
 from .same_role import _Lexed, _matches, occurrences
-from .special_cases import _bumped, _keyword_added, _keyword_removed, _passed_on, _same_lines, _sibling, _twice
+from .special_cases import (
+    _bumped, _keyword_added, _keyword_removed, _parametrized, _passed_on, _same_lines, _same_phrase, _sibling,
+    _twice,
+)
 from .template import rewritten, template
 
 __all__ = ["Substitution", "occurrences", "propagate", "substitution"]
@@ -91,4 +95,5 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         if edit is not None:
             return edit
     return (_bumped(sub, text, cursor) or _sibling(sub, text, cursor) or _keyword_added(sub, text, cursor, language)
-            or _keyword_removed(sub, text, cursor, language) or _passed_on(sub, text, cursor, language))
+            or _keyword_removed(sub, text, cursor, language) or _passed_on(sub, text, cursor, language)
+            or _parametrized(sub, text, cursor, language) or _same_phrase(sub, text, cursor, region))

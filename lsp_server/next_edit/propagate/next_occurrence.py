@@ -9,7 +9,7 @@ import re
 
 from engine.next_edit.types import EditEvent, TextEdit
 
-from ..lexical import CODE, COMMENT
+from ..lexical import CODE, COMMENT, STRING
 from .last_edit import Substitution, _called
 from .roles import _bracket_kind
 from .same_role import _class_tagged, _Lexed, _typed_mention, occurrences
@@ -141,6 +141,13 @@ def _imported(text: str, name: str) -> bool:
         is not None
 
 
+def _in_prose(text: str, start: int, lexed: _Lexed) -> bool:
+    """Whether `start` is in a comment, or in a string on a line that begins inside it (a docstring's line, `Dict[str,
+    List[str]]: the cookies`), not in a string literal of a line of code."""
+    kind = lexed.kind_at(start)
+    return kind == COMMENT or (kind == STRING and lexed.kind_at(text.rfind("\n", 0, start) + 1) == STRING)
+
+
 def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _Lexed,
               event: EditEvent | None = None) -> TextEdit | None:
     spans = list(occurrences(sub, text, language, lexed))
@@ -162,11 +169,11 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
                       or (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
     elif sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
-    if sub.region == CODE and any(lexed.kind_at(s) == COMMENT for s, _ in candidates):
-        # a code name's mentions in comments come after its uses in code: the code must change, a comment may not
-        # (but a class named by a doc tag, `@augments TempNode`, is its type as the code's `extends` is: the user
-        # goes on top-down through both)
-        code = [span for span in candidates if lexed.kind_at(span[0]) != COMMENT
+    if sub.region == CODE and any(_in_prose(text, s, lexed) for s, _ in candidates):
+        # a code name's mentions in comments and docstrings come after its uses in code: the code must change, a
+        # comment may not (but a class named by a doc tag, `@augments TempNode`, is its type as the code's `extends`
+        # is: the user goes on top-down through both)
+        code = [span for span in candidates if not _in_prose(text, span[0], lexed)
                 or _class_tagged(text[text.rfind("\n", 0, span[0]) + 1:span[0]])]
         candidates = [span for span in code if span[0] >= cursor] or code + [
             span for span in candidates if span[0] >= cursor and span not in code]

@@ -67,6 +67,7 @@ def _ends_in_dot(text: str) -> bool:
     return text.endswith(".") and not text.endswith("..")
 
 
+
 #: Words before a bracket that opens a condition or a call-like statement, never parameters: `if (a) {`.
 _CONTROL = frozenset("if for while switch with return catch elif await yield".split())
 #: After a parameter list's closing bracket: a body (`{`, `=>`), maybe after a return type (`): T {`, `) -> T:`).
@@ -117,18 +118,40 @@ def _bracket_kind(text: str, start: int) -> str:
     return ""
 
 
-def _callee(before: str) -> str:
-    """The name before the innermost bracket still open at the end of `before` (one line), or "" outside any."""
+def _innermost_open(before: str) -> int:
+    """Where the innermost bracket still open at the end of `before` stands, or -1 outside any."""
     depth = 0
     for i in range(len(before) - 1, -1, -1):
         if before[i] in ")]}":
             depth += 1
         elif before[i] in "([{":
             if depth == 0:
-                words = _NAME_BEFORE.search(before, 0, i)
-                return words.group(1) if words else ""
+                return i
             depth -= 1
-    return ""
+    return -1
+
+
+def _callee(before: str) -> str:
+    """The name before the innermost bracket still open at the end of `before` (one line), or "" outside any."""
+    i = _innermost_open(before)
+    words = _NAME_BEFORE.search(before, 0, i) if i >= 0 else None
+    return words.group(1) if words else ""
+
+
+#: Python's built-in generics (`dict[str, X]`); any other generic is a class, named with a capital.
+_BUILTIN_GENERICS = frozenset("dict list tuple set frozenset type".split())
+
+
+def _subscript_argument(text: str, start: int) -> bool:
+    """Whether the name at `start` is an argument of a Python generic after its first, or the first on a line of its
+    own (`Union[str, List[str]]`, `Optional[\n    Dict[str, str]]`): its arguments are types as an annotation's
+    head is. A generic is a subscripted class (a capital) or a built-in one, not a value (`table[key, List]`)."""
+    before = text[max(0, start - PARAMETERS_REACH):start]
+    if not before.rstrip().endswith((",", "[")):
+        return False
+    i = _innermost_open(before)
+    generic = _NAME_BEFORE.search(before, 0, i) if i >= 0 and before[i] == "[" else None
+    return generic is not None and (generic.group(1)[0].isupper() or generic.group(1) in _BUILTIN_GENERICS)
 
 
 _NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")

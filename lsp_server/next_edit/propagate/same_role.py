@@ -12,7 +12,8 @@ from typing import Iterator
 from ..lexical import CODE, COMMENT, STRING, Regions, regions
 from .last_edit import _DECLARED, Substitution, _called
 from .roles import (
-    PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _lead_at, _method_at, _receiver, _type_position,
+    PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _lead_at, _method_at, _receiver,
+    _subscript_argument, _type_position,
 )
 from .tokens import KEYWORDS, _OPENERS, _VERSION, _WORDY, _is_name, _quoted, _tokens
 from .widening import _BLOCK_COMMENT, _QUALIFIER
@@ -152,8 +153,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             continue  # `sqlite3` → `_sqlite3()`: a call is no type (`db: sqlite3.Connection | None` stays)
         if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
             continue  # `, timeoutContext)` comes off calls of the edited one's function only
-        if sub.lead and not _lead_at(text, start) and not _type_position(text, start):
-            # `x: List` and `-> List` are both type positions, and so is a union's member (`None | str | Literal`)
+        if sub.lead and not _lead_at(text, start) and not _type_position(text, start) \
+                and not (language == "python" and _subscript_argument(text, start)):
+            # `x: List` and `-> List` are both type positions, and so are a union's member (`None | str | Literal`)
+            # and a Python generic's argument (`Union[str, List[str]]`)
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)

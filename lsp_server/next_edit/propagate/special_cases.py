@@ -1,13 +1,15 @@
 """Narrow cases that `propagate()` tries outside the general rules, each on evidence of its own: the same built-in type
 replaced twice (`_twice`), a version bumped whose old text stands nowhere ahead (`_bumped`), an argument appended to
-a method call whose call stands nowhere ahead, made at another method of the same object (`_sibling`), and lines
-rewritten in several spans, no substitution at all, that recur verbatim (`_same_lines`). Kept out of the general
-rules so that those read without the exceptions."""
+a method call whose call stands nowhere ahead, made at another method of the same object (`_sibling`), a bare generic
+given type arguments, given the same at its next bare use (`_parametrized`), a change in prose made again where its
+phrase recurs in another region (`_same_phrase`), and lines rewritten in several spans, no substitution at all, that
+recur verbatim (`_same_lines`). Kept out of the general rules so that those read without the exceptions."""
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import re
 
 from engine.next_edit.types import EditEvent, TextEdit
@@ -15,6 +17,7 @@ from engine.next_edit.types import EditEvent, TextEdit
 from ..lexical import CODE
 from .last_edit import _LAST_WORDS, _UNFINISHED, Substitution
 from .next_occurrence import MAX_RUN_LINES
+from .roles import _type_position
 from .same_role import _Lexed, _matches
 from .tokens import COMMON_NAMES, KEYWORDS, LITERALS, _RECEIVERS, _balanced, _is_name, _tokens
 
@@ -71,6 +74,103 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
     if written:
         nearest = min(written, key=lambda m: m.start())
         return TextEdit(nearest.start(1), nearest.end(1), new.group(2))
+    return None
+
+
+_NAME_AT_END = re.compile(r"(?<![\w.])([^\W\d]\w*)\Z")
+_CLOSERS = {"[": "]", "<": ">"}
+#: Typing's forms whose argument is the type of the one place they annotate (`result: Final[Wheel]`), not what a
+#: generic holds throughout the module.
+_PER_PLACE_FORMS = frozenset("Final ClassVar Annotated Literal Optional Union Required NotRequired ReadOnly".split())
+
+
+def _type_arguments_added(sub: Substitution) -> tuple[str, str] | None:
+    """For type arguments given to a bare generic in a type position (`app: App` → `app: App[_ReqT, _RespT]`,
+    `IO | None` → `IO[bytes] | None`): the generic's name and the arguments added; else None."""
+    head = len(os.path.commonprefix([sub.old, sub.new]))
+    room = min(len(sub.old), len(sub.new)) - head
+    tail = len(os.path.commonprefix([sub.old[::-1], sub.new[::-1]]))
+    tail = min(tail, room)
+    added = sub.new[head:len(sub.new) - tail]
+    if len(sub.old) != head + tail or len(added) < 3 or added[0] not in _CLOSERS \
+            or added[-1] != _CLOSERS[added[0]] or _balanced(added) != (0, 0, 0):
+        return None
+    name = _NAME_AT_END.search(sub.old, 0, head)
+    before = sub.context[0] + sub.old[:head]
+    if name is None or name.group(1) in _PER_PLACE_FORMS \
+            or not _type_position(before, len(before) - len(name.group(1))):
+        return None
+    return name.group(1), added
+
+
+def _parametrized(sub: Substitution, text: str, cursor: int, language: str) -> TextEdit | None:
+    """Type arguments given to a bare generic in a type position (`def inspect_app(app: App)` → `App[_ReqT,
+    _RespT]`) whose old text stands nowhere ahead (it holds the function's name): the same arguments for the next
+    bare use of that generic in a type position in code (`def inspect_routes(app: App)`), or None. The arguments say
+    what the generic holds throughout the module, as a rename says what a name is."""
+    if sub.region != CODE:
+        return None
+    found = _type_arguments_added(sub)
+    if found is None or _stands_ahead(sub, text, cursor):
+        return None
+    name, added = found
+    lexed: _Lexed | None = None
+    for use in re.finditer(r"(?<![\w.])" + re.escape(name) + r"(?![\w\[<(.])", text[cursor:]):
+        start = cursor + use.start()
+        if not _type_position(text, start):
+            continue
+        lexed = lexed or _Lexed(text, language)
+        if lexed.kind_at(start) == CODE:
+            return TextEdit(cursor + use.end(), cursor + use.end(), added)
+    return None
+
+
+#: Words of the edited line taken on each side of a change in prose to make the phrase looked for (`_same_phrase`).
+PHRASE_WORDS = 2
+#: Names a phrase must hold (its words and the changed text's): fewer recur by accident.
+MIN_PHRASE_NAMES = 4
+
+
+def _phrase(sub: Substitution) -> tuple[str, int] | None:
+    """The old text with up to PHRASE_WORDS words of its line on each side, beginning and ending at a word, and where
+    the old text begins in it; None unless words stand on both sides and the phrase holds MIN_PHRASE_NAMES names."""
+    before, after = _tokens(sub.context[0]), _tokens(sub.context[1])
+    left = right = 0
+    names = 0
+    while left < len(before) and names < PHRASE_WORDS:
+        left += 1
+        names += _is_name(before[-left])
+    while left and not _is_name(before[-left]):
+        left -= 1
+    names = 0
+    while right < len(after) and names < PHRASE_WORDS:
+        right += 1
+        names += _is_name(after[right - 1])
+    while right and not _is_name(after[right - 1]):
+        right -= 1
+    head, tail = before[len(before) - left:], after[:right]
+    if not head or not tail or "\n" in "".join(head + tail) \
+            or sum(map(_is_name, head + tail + _tokens(sub.old))) < MIN_PHRASE_NAMES:
+        return None
+    return "".join(head) + sub.old + "".join(tail), len("".join(head))
+
+
+def _same_phrase(sub: Substitution, text: str, cursor: int, region: str | None) -> TextEdit | None:
+    """A change in a comment or a string (`Copyright (C) 2005-2023 Mike Pall` → `2005-2025`) whose old text stands
+    nowhere ahead in that role: the same change where the old text stands with the same words around it, in any
+    region (the copyright line of a header comment is written again as a string: `#define LUAJIT_COPYRIGHT
+    "Copyright (C) 2005-2023 Mike Pall"`). A phrase of several words recurs verbatim only by design."""
+    if sub.name or (region or sub.region) == CODE or sum(map(_is_name, _tokens(sub.old))) >= 2:
+        return None  # an old text of two names or more is its own anchor: the general rules judged its places
+    found = _phrase(sub)
+    if found is None:
+        return None
+    phrase, at = found
+    i = text.find(phrase, cursor)
+    while i >= 0:
+        if (i == 0 or not text[i - 1].isalnum()) and not text[i + len(phrase):i + len(phrase) + 1].isalnum():
+            return TextEdit(i + at, i + at + len(sub.old), sub.new)
+        i = text.find(phrase, i + 1)
     return None
 
 

@@ -1296,3 +1296,57 @@ def test_a_call_put_around_a_declared_parameter_goes_around_the_next_declared_pa
                      text, 40, "c")
     assert edit is not None and text[:edit.start].endswith("B_New(CTXT_Object *") and \
         (text[edit.start:edit.end], edit.text) == ("context", "Py_UNUSED(context)")
+
+
+def test_a_change_in_prose_is_made_where_its_phrase_stands_again_in_another_region():
+    # seventeenth round (lupa's LuaJIT): the header comment's copyright year went from 2023 to 2025; the same phrase
+    # stands again as a string, `#define LUAJIT_COPYRIGHT "Copyright (C) 2005-2023 Mike Pall"`
+    old = "** Copyright (C) 2005-2023 Mike Pall. All rights reserved.\n"
+    new = "** Copyright (C) 2005-2025 Mike Pall. All rights reserved.\n"
+    text = "/*\n" + new + "*/\n#define LUAJIT_VERSION \"LuaJIT 2.1\"\n#define LUAJIT_COPYRIGHT\t\"Copyright (C) " \
+        "2005-2023 Mike Pall\"\n"
+    edit = propagate(EditEvent("a.h", 1, old, new), text, len("/*\n" + new), "c", edit_at=3)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("C) 2005-2023", "C) 2005-2025")
+    assert text[:edit.start].endswith('LUAJIT_COPYRIGHT\t"Copyright (')
+    # ... only with the same words on both sides: the year alone, elsewhere, is another year
+    other = "/*\n" + new + "*/\n#define RELEASED \"(C) 2005-2023 by others\"\n"
+    assert propagate(EditEvent("a.h", 1, old, new), other, len("/*\n" + new), "c", edit_at=3) is None
+
+
+def test_a_python_generics_later_argument_is_a_type_position():
+    # seventeenth round (sanic): `-> List[Route]` → `-> list[Route]`, then `List` as a later argument of a union,
+    # and as the first argument on a line of its own; not in a subscript of a value
+    old, new = "    def a(self) -> List[Route]:\n", "    def a(self) -> list[Route]:\n"
+    text = new + "    x = table[key, List]\n    host: Optional[Union[str, List[str]]] = None,\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("Union[str, ")
+    text = new + "    z: Optional[\n        List[str]\n    ] = None\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("Optional[\n        ")
+
+
+def test_a_code_change_goes_to_code_before_a_docstrings_mention():
+    # seventeenth round (sanic): `-> Dict[str, List[str]]` modernised; the docstring's `Dict[str, List[str]]:` just
+    # below is no code: the next annotation first
+    old = "def parse(raw: str) -> Dict[str, List[str]]:\n"
+    new = "def parse(raw: str) -> dict[str, list[str]]:\n"
+    text = new + '    """Parse.\n\n    Returns:\n        Dict[str, List[str]]: the cookies\n    """\n' \
+        "    cookies: Dict[str, List[str]] = {}\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("cookies: ")
+
+
+def test_a_bare_generic_given_type_arguments_gets_them_at_its_next_bare_use_in_a_type_position():
+    # seventeenth round (falcon): `def inspect_app(app: App)` → `App[_ReqT, _RespT]`, then the next function's
+    # `app: App`, not `App.x` nor `App(` nor a use already given arguments
+    old, new = "def inspect_app(app: App) -> AppInfo:\n", "def inspect_app(app: App[_ReqT, _RespT]) -> AppInfo:\n"
+    text = new + "    App.x = App()\n    y: App[int]\n\ndef inspect_routes(app: App) -> list[RouteInfo]:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("", "[_ReqT, _RespT]")
+    assert text[:edit.start].endswith("def inspect_routes(app: App")
+    # ... before a union's bar as well (`IO | None` → `IO[bytes] | None`)
+    old = "    def pipe(self, dest: IO | None = None) -> None:\n"
+    new = "    def pipe(self, dest: IO[bytes] | None = None) -> None:\n"
+    text = new + "        pass\n\n    def pipe_until(self, dest: IO | None = None) -> None:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and edit.text == "[bytes]" and text[:edit.start].endswith("dest: IO")
