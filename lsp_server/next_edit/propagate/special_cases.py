@@ -115,13 +115,12 @@ def _parametrized(sub: Substitution, text: str, cursor: int, language: str) -> T
         return None
     name, added = found
     lexed: _Lexed | None = None
-    for use in re.finditer(r"(?<![\w.])" + re.escape(name) + r"(?![\w\[<(.])", text[cursor:]):
-        start = cursor + use.start()
-        if not _type_position(text, start):
+    for use in re.compile(r"(?<![\w.])" + re.escape(name) + r"(?![\w\[<(.])").finditer(text, cursor):
+        if not _type_position(text, use.start()):
             continue
         lexed = lexed or _Lexed(text, language)
-        if lexed.kind_at(start) == CODE:
-            return TextEdit(cursor + use.end(), cursor + use.end(), added)
+        if lexed.kind_at(use.start()) == CODE:
+            return TextEdit(use.end(), use.end(), added)
     return None
 
 
@@ -131,24 +130,23 @@ PHRASE_WORDS = 2
 MIN_PHRASE_NAMES = 4
 
 
+def _words_taken(tokens: list[str]) -> int:
+    """How many tokens from the start of `tokens` hold PHRASE_WORDS names (fewer where they run out), ending at one."""
+    taken = names = 0
+    while taken < len(tokens) and names < PHRASE_WORDS:
+        names += _is_name(tokens[taken])
+        taken += 1
+    while taken and not _is_name(tokens[taken - 1]):
+        taken -= 1
+    return taken
+
+
 def _phrase(sub: Substitution) -> tuple[str, int] | None:
     """The old text with up to PHRASE_WORDS words of its line on each side, beginning and ending at a word, and where
     the old text begins in it; None unless words stand on both sides and the phrase holds MIN_PHRASE_NAMES names."""
     before, after = _tokens(sub.context[0]), _tokens(sub.context[1])
-    left = right = 0
-    names = 0
-    while left < len(before) and names < PHRASE_WORDS:
-        left += 1
-        names += _is_name(before[-left])
-    while left and not _is_name(before[-left]):
-        left -= 1
-    names = 0
-    while right < len(after) and names < PHRASE_WORDS:
-        right += 1
-        names += _is_name(after[right - 1])
-    while right and not _is_name(after[right - 1]):
-        right -= 1
-    head, tail = before[len(before) - left:], after[:right]
+    head = before[len(before) - _words_taken(before[::-1]):]
+    tail = after[:_words_taken(after)]
     if not head or not tail or "\n" in "".join(head + tail) \
             or sum(map(_is_name, head + tail + _tokens(sub.old))) < MIN_PHRASE_NAMES:
         return None
