@@ -6,7 +6,8 @@ comment) as the edit. A tree-sitter parse would be exact but costs a grammar per
 O(window), needs no grammar and is wrong only where a window starts inside a multi-line string or comment (the
 window's first lines are then read as code), which costs at worst one suggestion the user can ignore. A JavaScript
 template literal's `${...}` substitutions are code (one level of braces inside), so a renamed variable is renamed
-there too. A regular-expression literal is a string, so that a quote inside it (`/['"]/`) opens none."""
+there too, and so are a Python f-string's replacement fields (`f"expecting {FastMCP}"`). A regular-expression literal
+is a string, so that a quote inside it (`/['"]/`) opens none."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Iterable
 
 CODE = "code"
 STRING = "string"
@@ -30,6 +32,11 @@ _TRIPLE = r"'''[\s\S]*?(?:'''|\Z)|\"\"\"[\s\S]*?(?:\"\"\"|\Z)"
 _BLOCK = r"/\*[\s\S]*?(?:\*/|\Z)"
 #: A substitution in a template literal, `${...}`.
 _HOLE = re.compile(r"\$\{" + _HOLE_BODY + r"\}")
+#: A Python f-string's replacement field (`{name!r:>{width}}`: one level of braces inside), or an escaped brace. A
+#: field holding a quote is left to the string: the lexer does not follow strings nested in it.
+_FIELD = re.compile(r"\{\{|\}\}|\{(?:[^{}'\"\n]|\{[^{}'\"\n]*\})*\}")
+#: The prefix letters of a Python f-string, just before its quote (`f`, `rf`, `Fr`, ...).
+_F_PREFIX = re.compile(r"(?<![\w])(?:[fF][rR]?|[rR][fF])\Z")
 #: A JavaScript regular-expression literal, where an operand starts (after `=`, `(`, `,`, `:`, `return` ...: never a
 #: division): its quotes (`/[\w!#$%&'*+.^`|~-]+/`) open no string. The blanks before it belong to it.
 _REGEX = r"(?:(?<=[=(,:\[!&|?{};\n])|(?<=\breturn))[ \t]*/(?![/*])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[a-z]*"
@@ -89,13 +96,20 @@ def regions(text: str, language: str) -> Regions:
     for match in _pattern(family).finditer(text):
         start, end = match.span()
         kind = COMMENT if (match.lastgroup or "").startswith("c") else STRING
+        holes: Iterable[tuple[int, int]] = ()
         if kind == STRING and family == "js" and text[start] == "`":
             # a template literal's `${...}` is code: the string is the text between them
-            for hole in _HOLE.finditer(text, start, end):
-                starts.append(start)
-                ends.append(hole.start())
-                kinds.append(STRING)
-                start = hole.end()
+            holes = (hole.span() for hole in _HOLE.finditer(text, start, end))
+        elif kind == STRING and family == "python" and _F_PREFIX.search(text, max(0, start - 2), start):
+            # ... and so is the inside of an f-string's replacement field; its braces stay text, so that a field put
+            # where text stood (`f'rq:jobs'` → `f'{PREFIX}:jobs'`) is an edit of the string (`{{` is a brace of it)
+            holes = ((f.start() + 1, f.end() - 1) for f in _FIELD.finditer(text, start, end)
+                     if f.group() not in ("{{", "}}"))
+        for hole_start, hole_end in holes:
+            starts.append(start)
+            ends.append(hole_start)
+            kinds.append(STRING)
+            start = hole_end
         starts.append(start)
         ends.append(end)
         kinds.append(kind)

@@ -157,6 +157,15 @@ def _subscript_argument(text: str, start: int) -> bool:
 _NAME_BEFORE = re.compile(r"([^\W\d]\w*)\s*\Z")
 
 
+#: A TypeScript cast's or check's type: `) as RealtimeFactoryV4;`, `} satisfies Config`.
+_CAST = re.compile(r"(?<![\w$.])(?:as|satisfies)[ \t]+\Z")
+
+
+def _cast_at(text: str, start: int, language: str) -> bool:
+    """Whether the name at `start` is the type of a TypeScript `as` or `satisfies` (in Python `as` names a binding)."""
+    return language in ("typescript", "typescriptreact") and _CAST.search(text, max(0, start - 20), start) is not None
+
+
 def _type_position(text: str, start: int) -> bool:
     """Whether a name at `start` stands where a type does: after `:`, `->`, `[`, `<` or `|` on its line."""
     before = text[max(0, start - 40):start].rstrip(" \t")

@@ -12,8 +12,8 @@ from typing import Iterator
 from ..lexical import CODE, COMMENT, STRING, Regions, regions
 from .last_edit import _DECLARED, Substitution, _called
 from .roles import (
-    PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _lead_at, _method_at, _receiver,
-    _subscript_argument, _type_position,
+    PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _cast_at, _lead_at, _method_at,
+    _receiver, _subscript_argument, _type_position,
 )
 from .tokens import KEYWORDS, _OPENERS, _VERSION, _WORDY, _is_name, _quoted, _tokens
 from .widening import _BLOCK_COMMENT, _QUALIFIER
@@ -154,9 +154,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
             continue  # `, timeoutContext)` comes off calls of the edited one's function only
         if sub.lead and not _lead_at(text, start) and not _type_position(text, start) \
-                and not (language == "python" and _subscript_argument(text, start)):
-            # `x: List` and `-> List` are both type positions, and so are a union's member (`None | str | Literal`)
-            # and a Python generic's argument (`Union[str, List[str]]`)
+                and not (language == "python" and _subscript_argument(text, start)) \
+                and not _cast_at(text, start, language):
+            # `x: List` and `-> List` are both type positions, and so are a union's member (`None | str | Literal`),
+            # a Python generic's argument (`Union[str, List[str]]`) and a TypeScript cast's type (`) as Factory;`)
             continue
         if sub.old[0] in _OPENERS and _applied(text[start - 1:start]) != _applied(sub.around[0]):
             continue  # `(adapters) =>` (parameters) is not `isArray(adapters)` (a call)

@@ -1350,3 +1350,30 @@ def test_a_bare_generic_given_type_arguments_gets_them_at_its_next_bare_use_in_a
     text = new + "        pass\n\n    def pipe_until(self, dest: IO | None = None) -> None:\n"
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
     assert edit is not None and edit.text == "[bytes]" and text[:edit.start].endswith("dest: IO")
+
+
+def test_a_python_f_strings_replacement_fields_are_code():
+    # eighteenth round (mcp): `FastMCP` → `MCPServer`, then `isinstance(server_object, FastMCP)` and the error message
+    # below it, `f"... (expecting {FastMCP})."`: one hunk of two lines; a plain string's braces and `{{` stay text
+    text = 'x = f"a {FastMCP} b {{c}} {d!r:>{w}}" + g("{e}") + rf"{h}"\n'
+    found = regions(text, "python")
+    for code in ("FastMCP", "d!r", "h}"):
+        assert found.kind_at(text.index(code)) == CODE, code
+    for prose in ("{{c}}", "{e}", "a {"):
+        assert found.kind_at(text.index(prose)) == STRING, prose
+    old, new = "from x import FastMCP\n", "from x import MCPServer\n"
+    text = new + "if not isinstance(s, FastMCP):\n    log(f\"{s} (expecting {FastMCP}).\")\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[edit.end:].startswith("}).") and edit.text.count("MCPServer") == 2
+
+
+def test_a_typescript_casts_type_is_a_type_position():
+    # eighteenth round (@ai-sdk/gateway): `experimental_realtime: RealtimeFactoryV4;` → `GatewayRealtimeFactory`,
+    # then `) as RealtimeFactoryV4;` far below; in Python `as` names a binding, no type
+    old, new = "  experimental_realtime: RealtimeFactoryV4;\n", "  experimental_realtime: GatewayRealtimeFactory;\n"
+    text = new + "}\nconst RealtimeFactoryV4x = 1;\nconst f = (\n  make()\n) as RealtimeFactoryV4;\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
+    assert edit is not None and text[:edit.start].endswith(") as ")
+    old, new = "def f(x: Loader) -> None:\n", "def f(x: Reader) -> None:\n"
+    text = new + "import a as Loader\nwith open(p) as Loader:\n    pass\n"
+    assert propagate(EditEvent("a.py", 0, old, new), text, len(new), "python") is None
