@@ -200,17 +200,12 @@ export function enabledFor(enabled: boolean, languages: Record<string, unknown> 
     return languages?.[languageId] !== false;
 }
 
-/** The request method the server advertises (`capabilities.experimental.infill.nextEdit.method`), if any. */
-export function advertisedMethod(capabilities: unknown): { method: string; acceptCommand?: string } | undefined {
+/** The request method the server advertises (`capabilities.experimental.infill.nextEdit.method`), if any. The accept
+ *  command it advertises beside it is not needed here: every edit carries its own `command`, which is what runs. */
+export function advertisedMethod(capabilities: unknown): string | undefined {
     const nextEdit = (capabilities as { experimental?: { infill?: { nextEdit?: unknown } } })
-        ?.experimental?.infill?.nextEdit as { method?: unknown; acceptCommand?: unknown } | undefined;
-    if (typeof nextEdit?.method !== 'string') {
-        return undefined;
-    }
-    return {
-        method: nextEdit.method,
-        acceptCommand: typeof nextEdit.acceptCommand === 'string' ? nextEdit.acceptCommand : undefined,
-    };
+        ?.experimental?.infill?.nextEdit as { method?: unknown } | undefined;
+    return typeof nextEdit?.method === 'string' ? nextEdit.method : undefined;
 }
 
 /** Escapes text for an SVG text node. */

@@ -183,7 +183,7 @@ export class NextEditController implements vscode.Disposable {
         };
         let result: unknown;
         try {
-            result = await client.sendRequest(advertised.method, params, source.token);
+            result = await client.sendRequest(advertised, params, source.token);
         } catch (error) {
             if (!source.token.isCancellationRequested) {
                 this.host.output.warn(`Infill: next-edit request failed: ${String(error)}`);

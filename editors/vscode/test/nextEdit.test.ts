@@ -160,8 +160,7 @@ describe('settings and capabilities', () => {
     it('finds the advertised method, and nothing on a server without next edits', () => {
         const caps = { experimental: { infill: { nextEdit: { method: 'textDocument/copilotInlineEdit',
             acceptCommand: 'infill.acceptInlineEdit' } } } };
-        assert.deepEqual(advertisedMethod(caps),
-            { method: 'textDocument/copilotInlineEdit', acceptCommand: 'infill.acceptInlineEdit' });
+        assert.equal(advertisedMethod(caps), 'textDocument/copilotInlineEdit');
         assert.equal(advertisedMethod({}), undefined);
         assert.equal(advertisedMethod({ experimental: { infill: {} } }), undefined);
         assert.equal(advertisedMethod(undefined), undefined);
