@@ -24,6 +24,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -337,6 +338,9 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
     (user_data / "Machine" / "settings.json").write_text(json.dumps(machine, indent=1))
     for name, text in files.items():
         (workspace / name).write_text(text)
+    # VS Code's IPC sockets (vscode-ipc-*.sock) and Chromium's scratch files go to a directory of the session's own,
+    # removed at the end (they were left in /tmp); a short path, as a socket's path is limited to 107 bytes
+    scratch = tempfile.mkdtemp(prefix="vsc-")
     env = {
         **os.environ,
         SESSION_VAR: str(root),
@@ -345,6 +349,8 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
         "XDG_DATA_HOME": str(home / ".local" / "share"),
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "TMPDIR": scratch,
+        "XDG_RUNTIME_DIR": scratch,
         # No extension gallery and no telemetry: both point at a closed loopback port.
         "EXTENSIONS_GALLERY": json.dumps({"serviceUrl": "http://127.0.0.1:9/gallery",
                                           "itemUrl": "http://127.0.0.1:9/item",
@@ -397,6 +403,7 @@ def open_vscode(toolchain: dict[str, str], vsix: Path, root: Path, user: dict[st
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        shutil.rmtree(scratch, ignore_errors=True)
         assert not leftovers, f"processes outlived VS Code: {leftovers}"
 
 
