@@ -148,6 +148,13 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             return 1, 0, False
         last = i2 < len(a) and (a[i2] in (")", ",", "=") or (a[i2].isspace() and a[i2 + 1:i2 + 2] == ["="]))
         member = _annotated(a, i1) if not core_old and last and "".join(core_new).lstrip().startswith("|") else None
+        typed = i2 + 1 if i2 < len(a) and a[i2] in (" ", "\t") else i2  # the type's first name
+        prepended = _parameter_before(a, i1) if not core_old and "".join(core_new).rstrip().endswith("|") \
+            and typed < len(a) and _is_name(a[typed]) else None
+        if prepended is not None:
+            # a union member put first in a parameter's type (`code: int` → `code: CloseCode | int`): anchored by the
+            # parameter and the type's first name, wherever else it is declared so (`code: int,`, `code: int | None`)
+            return prepended, typed - i2 + 1, False
         if member is not None:
             # a union member appended to a parameter's type, last (`entropy: bytes` → `entropy: bytes | bytearray`):
             # anchored by the parameter and its type, wherever else it is declared so, not by the call around it
@@ -178,7 +185,14 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # by the name it declares
             declared = _declared(a, i2) if distinct and len(core_old) == 1 and core_old[0] not in LITERALS \
                 and not _has_anchor(a[i1 - left:i1]) else None
-            return (0, declared, False) if declared else None
+            if declared:
+                return 0, declared, False
+            # ... or, for a built-in type argument of a generic whose other arguments name nothing of the place's own
+            # (`Generator[None, None, bytes]`), by the whole generic
+            enclosing = _enclosure(a, i1, i2) if distinct and len(core_old) == 1 else None
+            if enclosing is not None and _is_name(a[i1 - enclosing[0]]) and a[i1 - enclosing[0] + 1] in _CLOSERS:
+                return (*enclosing, False)
+            return None
         left += 1
     right = 0
     if not core_old or not core_new or not any(_WORDY.match(t) for t in core_old + core_new):
@@ -286,6 +300,15 @@ def _annotated(a: list[str], i: int) -> int | None:
     if k < 0 or not _is_name(a[k]):
         return None
     k = _skip_blanks_back(a, k - 1)
+    if k < 1 or a[k] != ":" or a[k - 1] == ":":
+        return None
+    k = _skip_blanks_back(a, k - 1)
+    return i - k if k >= 0 and _is_name(a[k]) and a[k] not in KEYWORDS else None
+
+
+def _parameter_before(a: list[str], i: int) -> int | None:
+    """How many tokens before `i` reach the name annotated just before it (`code` in `code: ` + `int`), or None."""
+    k = _skip_blanks_back(a, i - 1)
     if k < 1 or a[k] != ":" or a[k - 1] == ":":
         return None
     k = _skip_blanks_back(a, k - 1)

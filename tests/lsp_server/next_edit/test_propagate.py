@@ -1377,3 +1377,27 @@ def test_a_typescript_casts_type_is_a_type_position():
     old, new = "def f(x: Loader) -> None:\n", "def f(x: Reader) -> None:\n"
     text = new + "import a as Loader\nwith open(p) as Loader:\n    pass\n"
     assert propagate(EditEvent("a.py", 0, old, new), text, len(new), "python") is None
+
+
+def test_a_built_in_type_argument_with_no_name_of_its_own_near_is_anchored_by_its_whole_generic():
+    # nineteenth round (websockets): `Generator[None, None, bytes]` → `bytearray` in one method's return type, then
+    # the next method's same return type; not every `bytes`, nor a generic with other arguments
+    old = "    def read_line(self, m: int) -> Generator[None, None, bytes]:\n"
+    new = "    def read_line(self, m: int) -> Generator[None, None, bytearray]:\n"
+    text = new + "        x = bytes(m)\n        y: Generator[None, int, bytes]\n" \
+        "    def read_exact(self, n: int) -> Generator[None, None, bytes]:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("read_exact(self, n: int) -> ")
+    assert edit.text == "Generator[None, None, bytearray]"
+
+
+def test_a_union_member_put_first_in_a_parameters_type_is_anchored_by_the_parameter_and_the_type():
+    # nineteenth round (websockets): `code: int | None` → `code: CloseCode | int | None` in `send_close`, then
+    # `fail(self, code: int, ...)`; not another parameter of that type
+    old = '    def send_close(self, code: int | None = None, reason: str = "") -> None:\n'
+    new = '    def send_close(self, code: CloseCode | int | None = None, reason: str = "") -> None:\n'
+    text = new + "        pass\n\n    def f(self, size: int) -> None:\n        pass\n\n" \
+        '    def fail(self, code: int, reason: str = "") -> None:\n'
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("code: int", "code: CloseCode | int")
+    assert text[:edit.start].endswith("def fail(self, ")
