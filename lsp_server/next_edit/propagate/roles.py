@@ -67,7 +67,6 @@ def _ends_in_dot(text: str) -> bool:
     return text.endswith(".") and not text.endswith("..")
 
 
-
 #: Words before a bracket that opens a condition or a call-like statement, never parameters: `if (a) {`.
 _CONTROL = frozenset("if for while switch with return catch elif await yield".split())
 #: After a parameter list's closing bracket: a body (`{`, `=>`), maybe after a return type (`): T {`, `) -> T:`).

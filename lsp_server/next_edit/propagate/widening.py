@@ -296,14 +296,8 @@ def _declared(a: list[str], i: int) -> int | None:
 def _annotated(a: list[str], i: int) -> int | None:
     """How many tokens before `i` reach the name whose annotation ends there (`entropy` in `entropy: bytes`, one
     name as its type), or None."""
-    k = i - 1
-    if k < 0 or not _is_name(a[k]):
-        return None
-    k = _skip_blanks_back(a, k - 1)
-    if k < 1 or a[k] != ":" or a[k - 1] == ":":
-        return None
-    k = _skip_blanks_back(a, k - 1)
-    return i - k if k >= 0 and _is_name(a[k]) and a[k] not in KEYWORDS else None
+    before = _parameter_before(a, i - 1) if i >= 1 and _is_name(a[i - 1]) else None
+    return None if before is None else before + 1
 
 
 def _parameter_before(a: list[str], i: int) -> int | None:
