@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 
 import httpx
 import pytest
@@ -333,21 +335,31 @@ async def test_real_embedding_without_embedding_mode_is_a_clear_error(llama_serv
 
 
 @pytest.mark.llama_server
-async def test_closing_a_stream_early_stops_generation(llama_server):
-    """After aclose() llama-server stops the task: it goes idle having generated far fewer than n_predict tokens
-    (counted exactly on /metrics), where a run nobody stops makes all of them."""
+async def test_closing_a_stream_early_stops_generation(llama_server, llama_server_supervisor):
+    """After aclose() llama-server stops the task: it goes idle having generated fewer tokens than the same request
+    read to its end (counted exactly on /metrics). llama-server is held still (SIGSTOP) from the third chunk until the
+    stream is closed: the tiny model writes some thousand tokens a second, and on a busy machine the close itself
+    took long enough for it to write 1,111 of 1,800 before it could notice (CI beside a busy loop); what is tested is
+    that it notices, not how fast this process closes."""
     n_predict = 1800
     stream = LlamaCppCompletion(llama_server)
     options = CompletionOptions(max_decoding_tokens=n_predict, sampling_temperature=0.0, seed=1)
     prompt = Prompt(text="cancel me please", prefix="cancel me please")
     before = await predicted_tokens_when_idle(llama_server)
     try:
-        async with contextlib.aclosing(stream.generate(prompt, options)) as chunks:
-            received = 0
-            async for _ in chunks:
-                received += 1
-                if received == 3:
-                    break
+        stopped = False
+        try:
+            async with contextlib.aclosing(stream.generate(prompt, options)) as chunks:
+                received = 0
+                async for _ in chunks:
+                    received += 1
+                    if received == 3:
+                        os.kill(llama_server_supervisor.pid, signal.SIGSTOP)
+                        stopped = True
+                        break
+        finally:
+            if stopped:
+                os.kill(llama_server_supervisor.pid, signal.SIGCONT)
         generated = await predicted_tokens_when_idle(llama_server) - before
         # the same request read to its end, for comparison
         async for _ in stream.generate(prompt, options):
@@ -356,9 +368,9 @@ async def test_closing_a_stream_early_stops_generation(llama_server):
     finally:
         await stream.close()
     # Left alone the generation goes on to n_predict (or, on some CPUs, perhaps to an end-of-text token well past
-    # half of it); closed after 3 chunks it stops long before.
+    # half of it); closed after 3 chunks it stops before that.
     assert full >= n_predict // 2, full
-    assert 3 <= generated < n_predict // 2, generated
+    assert 3 <= generated < full, (generated, full)
 
 
 @pytest.mark.llama_server
