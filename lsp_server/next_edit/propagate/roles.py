@@ -141,10 +141,12 @@ def _callee(before: str) -> str:
 _BUILTIN_GENERICS = frozenset("dict list tuple set frozenset type".split())
 
 
-def _subscript_argument(text: str, start: int) -> bool:
+def _subscript_argument(text: str, start: int, language: str) -> bool:
     """Whether the name at `start` is an argument of a Python generic after its first, or the first on a line of its
     own (`Union[str, List[str]]`, `Optional[\n    Dict[str, str]]`): its arguments are types as an annotation's
     head is. A generic is a subscripted class (a capital) or a built-in one, not a value (`table[key, List]`)."""
+    if language != "python":
+        return False
     before = text[max(0, start - PARAMETERS_REACH):start]
     if not before.rstrip().endswith((",", "[")):
         return False

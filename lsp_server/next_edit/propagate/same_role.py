@@ -154,7 +154,7 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         if sub.callee and _callee(text[max(0, start - PARAMETERS_REACH):start]) != sub.callee:
             continue  # `, timeoutContext)` comes off calls of the edited one's function only
         if sub.lead and not _lead_at(text, start) and not _type_position(text, start) \
-                and not (language == "python" and _subscript_argument(text, start)) \
+                and not _subscript_argument(text, start, language) \
                 and not _cast_at(text, start, language):
             # `x: List` and `-> List` are both type positions, and so are a union's member (`None | str | Literal`),
             # a Python generic's argument (`Union[str, List[str]]`) and a TypeScript cast's type (`) as Factory;`)

@@ -20,6 +20,7 @@ from .next_occurrence import MAX_RUN_LINES
 from .roles import _type_position
 from .same_role import _Lexed, _matches
 from .tokens import COMMON_NAMES, KEYWORDS, LITERALS, _RECEIVERS, _balanced, _is_name, _tokens
+from .widening import _CLOSERS
 
 
 def _core(event: EditEvent) -> tuple[str, str] | None:
@@ -78,7 +79,6 @@ def _bumped(sub: Substitution, text: str, cursor: int) -> TextEdit | None:
 
 
 _NAME_AT_END = re.compile(r"(?<![\w.])([^\W\d]\w*)\Z")
-_CLOSERS = {"[": "]", "<": ">"}
 #: Typing's forms whose argument is the type of the one place they annotate (`result: Final[Wheel]`), not what a
 #: generic holds throughout the module.
 _PER_PLACE_FORMS = frozenset("Final ClassVar Annotated Literal Optional Union Required NotRequired ReadOnly".split())
