@@ -7,9 +7,10 @@ JSON list of [old, new] pairs (argv[2] then unused), by the first pair whose old
 `ok` (the edit echoes the request's version), `stale` (the edit names the version before the request's one),
 `malformed` (the edit has `newText` instead of `text`), `hold` (a request is answered only when the next message
 arrives, so that a change is made while it is in flight), `hold-accept` (as `ok`, but the accept command is answered
-only when the next message arrives, so that the user acts before the client learns it was accepted). Every message
-received is appended to LOG (argv[4]) as one JSON line. Full document sync and UTF-16 positions keep it small; it is
-a test double, not a server."""
+only when the next change arrives, so that the user acts before the client learns it was accepted; not at any next
+message: a `$/setTrace` the client sent late released it once, and the chained request came before the undo). Every
+message received is appended to LOG (argv[4]) as one JSON line. Full document sync and UTF-16 positions keep it small;
+it is a test double, not a server."""
 
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def main() -> int:
             method, params, msg_id = message.get("method"), message.get("params") or {}, message.get("id")
             if held and method != "textDocument/copilotInlineEdit":
                 write_message(out, answer(held.pop(), documents, rules, "ok"))
-            while held_accepts and method != "workspace/executeCommand":
+            while held_accepts and method == "textDocument/didChange":
                 write_message(out, {"id": held_accepts.pop(0), "result": None})
             if method == "initialize":
                 write_message(out, {"id": msg_id, "result": {"capabilities": {
