@@ -164,9 +164,13 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     if not spans:
         return None
     candidates = spans
+    # `dspy.ReAct` → `dspy.ReActV2` in a docstring: code written in prose is renamed as code is, in every code span
+    spanned = sub.region != CODE and sub.name and _in_code_span(sub.context[0])
     if _typed_mention(sub):  # the code below goes with the type renamed above it: code, or mentions of the same shape
         candidates = [(s, e) for s, e in spans if lexed.kind_at(s) == CODE
                       or (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
+    elif spanned:  # a name renamed inside a code span in prose: every code span naming it, top-down
+        candidates = [(s, e) for s, e in spans if _in_code_span(text[text.rfind("\n", 0, s) + 1:s])] or spans
     elif sub.region != CODE:  # in prose, a word in the edited one's shape (`{Options}`) before any other use of it
         candidates = [(s, e) for s, e in spans if (text[s - 1:s], text[e:e + 1]) == sub.around] or spans
     if sub.region == CODE and any(_in_prose(text, s, lexed) for s, _ in candidates):
@@ -183,7 +187,7 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
                  and _bracket_kind(text, e) == "call"]
         if not ahead:
             return None
-    if ahead and sub.region != CODE:
+    if ahead and sub.region != CODE and not spanned:
         code = [span for span in ahead if lexed.kind_at(span[0]) == CODE] if _typed_mention(sub) else []
         prose = [span for span in ahead if span not in code]
         ahead = _best_context(text, prose, sub.context) if prose else []
@@ -223,6 +227,12 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
         pieces += [text[at:start], sub.new]
         at = end
     return TextEdit(begin, finish, "".join(pieces))
+
+
+def _in_code_span(line_before: str) -> bool:
+    """Whether the end of `line_before` (a line up to an occurrence) is inside a Markdown or reStructuredText code
+    span: an odd number of backtick runs (`x`, ``x``) before it."""
+    return len(re.findall(r"`+", line_before)) % 2 == 1
 
 
 def _begins_line(text: str, start: int) -> bool:

@@ -1401,3 +1401,24 @@ def test_a_union_member_put_first_in_a_parameters_type_is_anchored_by_the_parame
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
     assert edit is not None and (text[edit.start:edit.end], edit.text) == ("code: int", "code: CloseCode | int")
     assert text[:edit.start].endswith("def fail(self, ")
+
+
+def test_a_name_renamed_in_a_code_span_of_prose_goes_to_the_next_code_span_naming_it():
+    # twenty-first round (dspy): `dspy.ReAct` → `dspy.ReActV2` in a docstring's code span; upstream renamed every code
+    # span top-down, the call `dspy.ReAct(...)` first, not the next mention in the edited one's shape further down
+    head = '"""Primitives.\n\n'
+    old, new = "   `dspy.ReAct` / `dspy.RLM` over a signature.\n", "   `dspy.ReActV2` / `dspy.RLM` over a signature.\n"
+    text = head + new + "\n- `dspy.ReAct(sig, tools=[t])`, reasoning and tools\n" \
+        "\n- Tools for `dspy.ReAct` / `dspy.RLM` come from two places.\n\"\"\"\n"
+    edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python", edit_at=len(head) + 9)
+    assert edit is not None and text[:edit.start].endswith("- `dspy.") and edit.text == "ReActV2"
+    # ... reStructuredText's double backticks too
+    text = text.replace("`", "``")
+    edit = propagate(EditEvent("a.py", 2, old.replace("`", "``"), new.replace("`", "``")), text,
+                     len(head + new) + 4, "python", edit_at=len(head) + 10)
+    assert edit is not None and text[:edit.start].endswith("- ``dspy.")
+    # a word of plain prose keeps its shape: the next mention with the edited one's neighbours
+    old, new = "   the ReAct module / the RLM module.\n", "   the ReActV2 module / the RLM module.\n"
+    text = head + new + "\n- ReAct(sig) for reasoning\n\n- the ReAct module / the RLM module again.\n\"\"\"\n"
+    edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python", edit_at=len(head) + 7)
+    assert edit is not None and text[:edit.start].endswith("- the ")
