@@ -34,7 +34,7 @@ from .history import EditHistory, changed_span
 from .model import NextEditModel
 from .lexical import regions
 from .prefetch import Prefetch
-from .propagate import propagate, substitution
+from .propagate import propagate, same_lines, substitution
 from .protocol import METHOD, accept_id, edit_result, no_edit, parse_params, shown_id
 
 if TYPE_CHECKING:
@@ -216,8 +216,10 @@ class NextEdit:
 
     def _propagated(self, doc: Document, cursor: int, settings: ServerSettings) -> tuple[int, int, str] | None:
         hunk = self.history.newest()
-        if hunk is None or hunk.bulk or excluded_by(hunk.uri, settings.exclude) is not None:
+        if hunk is None or excluded_by(hunk.uri, settings.exclude) is not None:
             return None
+        if hunk.bulk and not (hunk.uri == doc.uri and hunk.condensed()):
+            return None  # a paste or a large deletion is never repeated, but for a block condensed (below)
         line = doc.position_at(cursor, UTF32)[0]
         first, last = max(0, line - WINDOW_LINES), line + WINDOW_LINES
         if doc.char_count <= WHOLE_CHARS:
@@ -225,6 +227,10 @@ class NextEdit:
         start = doc.offset_at(first, 0, UTF32)
         end = doc.offset_at(last + 1, 0, UTF32) if last + 1 < doc.line_count else doc.char_count
         text = doc.text_range(start, end)
+        if hunk.bulk:
+            # a few lines replaced by less (a block by a helper's call): where the same block stands again verbatim
+            edit = same_lines(hunk.event(), text, cursor - start)
+            return None if edit is None else (start + edit.start, start + edit.end, edit.text)
         own = hunk.uri == doc.uri
         mine = [each for each in self.history if each.uri == hunk.uri]
         previous = mine[-2].event() if own and len(mine) >= 2 else None

@@ -65,6 +65,12 @@ class Hunk:
         return EditEvent(self.path, self.start, "".join(f"{line}\n" for line in self.old),
                          "".join(f"{line}\n" for line in self.new))
 
+    def condensed(self) -> bool:
+        """Whether the hunk replaced a few whole lines (a block, at most BULK_LINES) by fewer, shorter ones (a
+        helper's call for its body): a large deletion that is a rewrite, not text thrown away or pasted."""
+        return 1 < len(self.old) <= BULK_LINES and 0 < len(self.new) < len(self.old) \
+            and sum(map(len, self.new)) <= BULK_CHARS
+
     def latest_part(self) -> EditEvent | None:
         """The changed lines of the hunk nearest its newest change, when the hunk has several (an edit typed
         within a second of another one nearby joins its hunk, yet may be the substitution to repeat)."""

@@ -5,7 +5,7 @@ at the next call, a parameter added to the next call. When the last history even
 occurrence of its old text in the same role is the prediction: found in O(window), no model call, and right far more
 often than a small model (docs/next-edit.md has the benchmark). Anything else (new code, several different changes,
 a half-typed argument) is not a substitution, and this module proposes nothing, but for lines rewritten in several
-spans that stand again verbatim at the same indentation: those are rewritten there the same way (`_same_lines`).
+spans that stand again verbatim at the same indentation: those are rewritten there the same way (`same_lines`).
 
 The event's lines are diffed token by token (identifiers, numbers, single punctuation, whitespace runs); every changed
 span must be the same change. A change that is not a whole identifier on both sides (a literal, an inserted
@@ -40,12 +40,12 @@ from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
 from .same_role import _Lexed, _matches, occurrences
 from .special_cases import (
-    _bumped, _keyword_added, _keyword_removed, _parametrized, _passed_on, _same_lines, _same_phrase, _sibling,
+    _bumped, _keyword_added, _keyword_removed, _parametrized, _passed_on, _same_phrase, _sibling, same_lines,
     _twice,
 )
 from .template import rewritten, template
 
-__all__ = ["Substitution", "occurrences", "propagate", "substitution"]
+__all__ = ["Substitution", "occurrences", "propagate", "same_lines", "substitution"]
 
 
 def propagate(history_event: EditEvent, text: str, cursor: int, language: str = "", *,
@@ -62,7 +62,7 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
     somewhere. `previous`: the edit before it in the same document, when the user made the same change there too."""
     sub = substitution(history_event.old, history_event.new, language)
     if sub is None and not names_only:
-        return _same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
+        return same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
     if sub is None or (names_only and not sub.name):
         return None
     lexed: _Lexed | None = None

@@ -3,7 +3,7 @@ replaced twice (`_twice`), a version bumped whose old text stands nowhere ahead 
 a method call whose call stands nowhere ahead, made at another method of the same object (`_sibling`), a bare generic
 given type arguments, given the same at its next bare use (`_parametrized`), a change in prose made again where its
 phrase recurs in another region (`_same_phrase`), and lines rewritten in several spans, no substitution at all, that
-recur verbatim (`_same_lines`). Kept out of the general rules so that those read without the exceptions."""
+recur verbatim (`same_lines`). Kept out of the general rules so that those read without the exceptions."""
 
 from __future__ import annotations
 
@@ -354,7 +354,7 @@ MIN_DEEPER_NAMES = 4
 MIN_LINE_NAMES = 2
 
 
-def _same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
+def same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
     """The event's lines rewritten the same way where its old lines stand again, verbatim and at the same indentation
     (the same statement at the same depth), first after the cursor's line (`[CALL]: { deprecated: ["22.9.0"] },`
     spread over four lines, a call given one more argument on a line of its own): for a rewrite of several spans

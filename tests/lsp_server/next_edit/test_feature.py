@@ -260,6 +260,28 @@ async def test_a_quoted_literal_is_propagated_to_the_next_string_and_a_comment_l
     assert edit["text"] == "param {*"
 
 
+async def test_a_block_condensed_into_a_call_is_condensed_again_where_it_stands_but_a_deletion_is_not_repeated():
+    # twenty-first round (instructor): a seven-line try/except replaced by a helper's call, then the same block in the
+    # next handler; the change is a large deletion (bulk), which propagation otherwise never repeats
+    block = ("        try:\n            yield chunk.text\n        except Exception:\n"
+             "            if chunk.candidates[0].content.parts[0].text:\n"
+             "                yield chunk.candidates[0].content.parts[0].text\n                continue\n"
+             "            raise\n")
+    text = "def a(chunk):\n    if chunk:\n" + block + "\n\ndef b(chunk):\n    if chunk:\n" + block
+    documents, feature, _ = _server({})
+    documents.open(URI, text, "python", 1)
+    _change(documents, feature, URI, (2, 0), (9, 0), "        yield extract_chunk_text(chunk)\n")
+    assert feature.history.newest().bulk
+    result = await feature.inline_edit(_request(URI, 2, 2, 39))
+    assert result["edits"][0]["range"] == {"start": {"line": 7, "character": 0}, "end": {"line": 13, "character": 17}}
+    assert result["edits"][0]["text"] == "        yield extract_chunk_text(chunk)"
+    # the block deleted whole is a deletion, not a rewrite: the other one stays
+    documents.open(URI, text, "python", 3)
+    _change(documents, feature, URI, (2, 0), (9, 0), "")
+    assert feature.history.newest().bulk
+    assert await feature.inline_edit(_request(URI, 4, 2, 0)) == {"edits": []}
+
+
 async def test_a_separate_model_that_is_not_running_never_falls_back_to_the_completion_model():
     engine = FakeEngine()
     documents, feature, _ = _server({"next_edit": {"model": {"kind": "llama.cpp/completion",
