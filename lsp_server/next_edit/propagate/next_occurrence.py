@@ -77,17 +77,19 @@ def _best_context(text: str, ahead: list[tuple[int, int]], context: tuple[str, s
 SELF_ANCHORED_NAMES = 3
 
 
-def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution) -> list[tuple[int, int]]:
-    """`ahead` (occurrences after the cursor, in order), from the first within a screenful whose whole line is the
-    edited line as it was (`match: typing.Optional[str] = None,` again, not the `message: ...` above it): the same
-    line elsewhere is the surest repeat of a changed value or argument; unchanged when there is none."""
+def _same_line_first(text: str, ahead: list[tuple[int, int]], sub: Substitution,
+                     reach: int | None = CONTEXT_LINES) -> list[tuple[int, int]]:
+    """`ahead` (occurrences after the cursor, in order), from the first within `reach` lines (a screenful; None:
+    anywhere) whose whole line is the edited line as it was (`match: typing.Optional[str] = None,` again, not the
+    `message: ...` above it): the same line elsewhere is the surest repeat of a changed value or argument;
+    unchanged when there is none."""
     line = (sub.context[0] + sub.old + sub.context[1]).strip()
     if "\n" in line:
         return ahead
     lines, at = 0, ahead[0][0]
     for i, (start, end) in enumerate(ahead):
         lines += text.count("\n", at, start)
-        if lines > CONTEXT_LINES:
+        if reach is not None and lines > reach:
             break
         at = start
         first = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
@@ -115,6 +117,11 @@ def _commented(sub: Substitution) -> bool:
     pragma: no cover`): the line itself is unchanged, so an import line is as much its place as any other."""
     return sub.at_line_end and sub.new.startswith(sub.old) \
         and _TRAILING_COMMENT.match(sub.new, len(sub.old)) is not None
+
+
+def _uncommented(sub: Substitution) -> bool:
+    """Whether the change only takes a comment off the end of a line of code (`x,  # noqa: ARG002` → `x,`)."""
+    return sub.at_line_end and not sub.new and _TRAILING_COMMENT.match(sub.old) is not None
 
 
 def _words(text: str, word: str) -> int:
@@ -197,7 +204,9 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
             and sum(map(_is_name, _tokens(sub.old))) < SELF_ANCHORED_NAMES:
         # (an old text of three names or more, `typing.Optional[float]`, a trailing `// eslint-disable-line ...`,
         # is its own anchor: the user goes on top-down, as with any other change)
-        ahead = _same_line_first(text, ahead, sub)
+        # a trailing comment taken off (a noqa comment for ARG002, once the argument is used) was about that line's
+        # code: its twin first, however far
+        ahead = _same_line_first(text, ahead, sub, None if _uncommented(sub) else CONTEXT_LINES)
     after = ahead[0] if ahead else None
     if after is None:
         if not sub.name or _appended(sub) or _called(sub.old, sub.new, KEYWORDS) or sub.region != CODE \
@@ -214,6 +223,8 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's
     # joins only when the user's own edit spanned lines
     reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
+    if _uncommented(sub) and not sub.spread:
+        reach = 0  # ... but a line's own comment taken off one line is that line's (a neighbour's noqa stays)
     for start, end in spans[first + 1:]:
         # on the line of the one before or the line after it: a run of lines is one edit, as a diff's hunk is; in a
         # string, lines that each begin with it are code (a shader's, a query's in a template), not prose

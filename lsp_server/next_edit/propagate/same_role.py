@@ -15,7 +15,7 @@ from .roles import (
     PARAMETERS_REACH, _applied, _attribute_at, _bracket_kind, _callee, _cast_at, _lead_at, _method_at,
     _receiver, _subscript_argument, _type_position,
 )
-from .tokens import KEYWORDS, _OPENERS, _VERSION, _WORDY, _is_name, _quoted, _tokens
+from .tokens import KEYWORDS, _OPENERS, _RECEIVERS, _VERSION, _WORDY, _is_name, _quoted, _tokens
 from .widening import _BLOCK_COMMENT, _QUALIFIER
 
 _NAME_START = re.compile(r"[^\W\d]")
@@ -114,6 +114,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     declared = called and (_bracket_kind(sub.context[0] + sub.old + sub.context[1], len(sub.context[0])) == "parameters"
                            or _DECLARED.search(sub.context[0]) is not None)
     mentioned = sub.name and sub.region == CODE and _code_name(sub.old) and not called
+    # ... and a module's name renamed (`dspy.LMResponse`) where a message or a comment writes it with its module
+    qualified = _module_of(sub.context[0]) if sub.name and sub.attribute and sub.region == CODE and not called \
+        else ""
     # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
     typed = _typed_mention(sub)
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
@@ -173,7 +176,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
                 kind = lexed.kind_at(start - 1) if start > 0 else CODE
             if literal and (lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end)):
                 continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
-            if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed):
+            if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed) \
+                    and not (qualified and _module_of(text[max(0, start - 80):start]) == qualified):
                 continue
         yield start, end
 
@@ -215,6 +219,16 @@ def _positions(part: str, whole: str) -> tuple[int, ...]:
         out.append(i)
         i = whole.find(part, i + 1)
     return tuple(out)
+
+
+#: A name's module before it: `dspy.` (one name, not itself an attribute, not a receiver such as `self.`).
+_MODULE = re.compile(r"(?<![\w$.])([^\W\d][\w$]*)\.\Z")
+
+
+def _module_of(before: str) -> str:
+    """The module that qualifies a name, from the text before it (`... dspy.` → `dspy`), or ""."""
+    found = _MODULE.search(before)
+    return found.group(1) if found is not None and found.group(1) not in _RECEIVERS else ""
 
 
 def _code_name(word: str) -> bool:

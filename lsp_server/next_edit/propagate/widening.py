@@ -41,6 +41,11 @@ def _alone_on_line(a: list[str], i: int) -> bool:
     return True
 
 
+def _arrows(tokens: list[str]) -> int:
+    """How many `->` (two tokens each) `tokens` hold."""
+    return sum(1 for x, y in zip(tokens, tokens[1:]) if x == "-" and y == ">")
+
+
 def _has_anchor(tokens: list[str], distinct: bool = False) -> bool:
     """Whether `tokens` hold a name (`distinct`: one that is not a built-in type or literal)."""
     return any(_is_name(t) and not (distinct and t in COMMON_NAMES) for t in tokens)
@@ -180,7 +185,8 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
         return 0, compared, False
     left = 0
     while not _has_anchor(a[i1 - left:i2], distinct):  # anchored by the name before it
-        if left >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
+        # (a return type's arrow is one step: `Signature]) -> bool` is as near as `x) -> y`)
+        if left - _arrows(a[i1 - left:i1]) >= _WIDEN or i1 - left <= 0 or "\n" in a[i1 - left - 1]:
             # ... or, for a built-in type that begins a declaration (`int size;` → `unsigned long long size;`),
             # by the name it declares
             declared = _declared(a, i2) if distinct and len(core_old) == 1 and core_old[0] not in LITERALS \

@@ -1422,3 +1422,39 @@ def test_a_name_renamed_in_a_code_span_of_prose_goes_to_the_next_code_span_namin
     text = head + new + "\n- ReAct(sig) for reasoning\n\n- the ReAct module / the RLM module again.\n\"\"\"\n"
     edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python", edit_at=len(head) + 7)
     assert edit is not None and text[:edit.start].endswith("- the ")
+
+
+def test_a_name_renamed_in_code_reaches_a_message_that_writes_it_with_its_module():
+    # twenty-first round (dspy): `dspy.LMResponse` → `dspy.lm15.Response` in an isinstance check, then the error
+    # message below that names `dspy.LMResponse`; not a bare `LMResponse` in prose, nor another module's
+    old, new = "    if isinstance(r, dspy.LMResponse):\n", "    if isinstance(r, dspy.lm15.Response):\n"
+    text = new + '        raise TypeError("Sub-LM must return dspy.LMResponse or a list")\n'
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("LMResponse", "lm15.Response")
+    assert text[:edit.start].endswith("must return dspy.")
+    text = new + '        raise TypeError("an LMResponse or a list")\n        log("other.LMResponse")\n'
+    assert propagate(EditEvent("a.py", 0, old, new), text, len(new), "python") is None
+
+
+def test_a_trailing_comment_taken_off_goes_to_the_same_line_elsewhere_first_and_alone():
+    # twenty-first round (instructor): the noqa comment for ARG002 taken off `stream: bool = False,` once `stream` was
+    # used; upstream did the same in the next method's `stream` parameter, not on `is_async` just below, which keeps it
+    old, new = "        stream: bool = False,  # noqa: ARG002\n", "        stream: bool = False,\n"
+    other = "        is_async: bool = False,  # noqa: ARG002\n"
+    body = "    ) -> Any:\n" + "".join(f"        x{i} = {i}\n" for i in range(60)) + "    def g(\n        self,\n"
+    text = new + other + body + old + other
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("  # noqa: ARG002", "")
+    assert edit.start == len(new + other + body) + len("        stream: bool = False,")
+
+
+def test_a_return_types_arrow_is_one_step_of_the_anchor_before_a_built_in_type():
+    # twenty-first round (dspy): `-> bool` → `-> str | None` after `signature: type[Signature])`, then the next method
+    # with that parameter; not another method's `-> bool`
+    old = "    def _history_field(self, signature: type[Signature]) -> bool:\n"
+    new = old.replace("-> bool", "-> str | None")
+    text = new + "        return None\n\n    def f(self) -> bool:\n        pass\n\n" \
+        "    def _input_field(self, signature: type[Signature]) -> bool:\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("_input_field(self, signature: type[")
+    assert edit.text == "Signature]) -> str | None"
