@@ -10,7 +10,8 @@ Undo and redo: a hunk whose lines come back to where they started (an undo withi
 hunk that exactly reverts the document's newest one (an undo after a pause) removes both, so neither prompts nor
 propagation repeat a change the user took back. A redo is an edit like any other. A large change (a paste of more
 than BULK_CHARS characters or BULK_LINES lines, or as large a deletion) is one event of its own, kept for prompts
-but marked `bulk`, so propagation never repeats it and later typing does not coalesce into it."""
+but marked `bulk`, so propagation does not repeat it (but for a block condensed, `Hunk.condensed`) and later typing
+does not coalesce into it."""
 
 from __future__ import annotations
 
