@@ -354,6 +354,17 @@ MIN_DEEPER_NAMES = 4
 MIN_LINE_NAMES = 2
 
 
+def _appended_clause(old: str, new: str) -> bool:
+    """Whether `new` is the line `old` with a clause put at the end of its condition, before the block's `:` or `{`
+    (`if x == "`":` → `if x == "`" and not y:`, `if (a) {` → `if (a && b) {`): a condition widened, which a
+    substitution could not anchor."""
+    head, tail = old.rstrip(), new.rstrip()
+    for end in (") {", "){", "):", ":", "{"):
+        if head.endswith(end) and tail.endswith(end) and tail.startswith(head[:-len(end)]):
+            return tail[len(head) - len(end):-len(end)].startswith((" and ", " or ", " && ", " || "))
+    return False
+
+
 def same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
     """The event's lines rewritten the same way where its old lines stand again, verbatim and at the same indentation
     (the same statement at the same depth), first after the cursor's line (`[CALL]: { deprecated: ["22.9.0"] },`
@@ -370,7 +381,7 @@ def same_lines(event: EditEvent, text: str, cursor: int) -> TextEdit | None:
         return None
     a, b = _tokens(event.old), _tokens(event.new)
     if sum(op[0] != "equal" for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()) < 2 \
-            and len(old) == len(new):
+            and len(old) == len(new) and not (len(old) == 1 and _appended_clause(event.old, event.new)):
         return None  # one changed span is a substitution's to repeat or to refuse (`= LC_NUMERIC` → `= None`)
     last = event.new.rstrip()[-1:]
     sentence = last == "." and _LAST_WORDS.search(event.new.rstrip()) is not None  # `... counts as a preload.`

@@ -7,6 +7,7 @@ import pytest
 from engine.next_edit.types import EditEvent
 from lsp_server.next_edit.lexical import CODE, STRING, regions
 from lsp_server.next_edit.propagate import propagate, substitution
+from lsp_server.next_edit.propagate.special_cases import _appended_clause
 
 
 def _next(old: str, new: str, text: str, cursor: int = 0, language: str = "python", **kw) -> tuple[str, str] | None:
@@ -1458,3 +1459,19 @@ def test_a_return_types_arrow_is_one_step_of_the_anchor_before_a_built_in_type()
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
     assert edit is not None and text[:edit.start].endswith("_input_field(self, signature: type[")
     assert edit.text == "Signature]) -> str | None"
+
+
+def test_a_clause_appended_to_a_condition_is_appended_where_the_same_line_stands_again():
+    # twenty-first round (instructor): `if not in_codeblock and char == "`":` given `and not (json_started and
+    # in_string)`, then the same line in the streaming variant below; its anchor lies too far back for a substitution
+    old = '            if not in_codeblock and char == "`":\n'
+    new = '            if not in_codeblock and char == "`" and not (json_started and in_string):\n'
+    text = new + "                pass\n        for char in chunk:\n            if char == \"`\":\n" + old
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == (old.rstrip("\n"), new.rstrip("\n"))
+    # ... only a clause put before the block's `:` or `{`: another change of one span stays the substitution's to
+    # repeat or to refuse
+    assert _appended_clause("  if (a == b) {\n", "  if (a == b && !c) {\n")
+    assert not _appended_clause(old, old.replace('"`":', '"`":  # fence'))
+    assert not _appended_clause(old, old.replace("and char", "or char"))
+    assert not _appended_clause("    x = f(a)\n", "    x = f(a) and g(b)\n")
