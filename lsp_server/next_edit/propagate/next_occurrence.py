@@ -222,7 +222,9 @@ def _repeated(sub: Substitution, text: str, cursor: int, language: str, lexed: _
     chosen = [spans[first]]  # its neighbours join it whatever their shape: the same line is one edit
     # in code a use on the next line is the same edit; in prose the user picks each mention, so the next line's
     # joins only when the user's own edit spanned lines
-    reach = ADJACENT_LINES if sub.region == CODE else min(ADJACENT_LINES, sub.spread)
+    # (a string in a line of code, `cast("CrewAgentExecutor", x)`, is no prose: code's reach)
+    reach = ADJACENT_LINES if sub.region == CODE or not _in_prose(text, spans[first][0], lexed) \
+        else min(ADJACENT_LINES, sub.spread)
     if _uncommented(sub) and not sub.spread:
         reach = 0  # ... but a line's own comment taken off one line is that line's (a neighbour's noqa stays)
     for start, end in spans[first + 1:]:

@@ -130,6 +130,9 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # a name made a call (`sqlite3` → `_sqlite3()`): an expression now, which a Python annotation cannot hold (in
     # JavaScript a `key: value` is no type)
     calls = sub.name and sub.new.endswith(")") and "(" in sub.new
+    # an attribute taken off the end of a path (`usage.tokens` → `usage`) where the path ends an operand (`)`, `;`),
+    # not where it goes on (`invocation.protocol.clientCapabilities`) or is one side of an operator (`__.id &&`)
+    trimmed = not sub.name and sub.old.startswith(sub.new + ".") and _is_name(sub.old[len(sub.new) + 1:])
     for start, end in _matches(sub, text):
         if sub.old[0] == "." and text[start - 1:start] == ".":
             continue  # `.bindings` (an attribute) is not the end of a spread or range, `...bindings`
@@ -150,6 +153,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         if sub.receiver and _receiver(text[max(0, start - 40):start]) != sub.receiver \
                 and not _method_at(text, start, end, language):
             continue  # `self.data` renamed: `frame.data` is another class's (but the method it calls is its own)
+        if trimmed and text[end:end + 1] not in ("", "\n", "\r", ")", "]", "}", ",", ";"):
+            continue
         if sub.typed_only and not _type_position(text, start):
             continue
         if calls and language == "python" and _type_position(text, start):

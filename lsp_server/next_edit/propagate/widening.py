@@ -145,6 +145,11 @@ def _widening(a: list[str], b: list[str], op: Op, keywords: frozenset[str] = KEY
             # a call taken off a name (`this.update.bind(this)` → `this.update`): anchored by that name, wherever
             # the name stands with it, not by the call around it (`on(...)`, then `off(...)`)
             return 1, 0, False
+        if not core_new and len(core_old) == 2 and core_old[0] == "." and _is_name(core_old[1]) and i1 > 0 \
+                and _is_name(a[i1 - 1]) and a[i2:i2 + 1] != ["("]:
+            # an attribute taken off the end of a path (`response.usage.tokens` → `response.usage`): anchored by the
+            # name it followed, wherever that path ends so (`value.delta.usage.tokens;`), not by the call around it
+            return 1, 0, False
         if not core_new and "\n" not in removed and _group_ends_at_end(removed) \
                 and i1 > 0 and _is_name(a[i1 - 1]) and a[i1 - 1] not in keywords \
                 and _has_anchor(core_old):

@@ -1475,3 +1475,36 @@ def test_a_clause_appended_to_a_condition_is_appended_where_the_same_line_stands
     assert not _appended_clause(old, old.replace('"`":', '"`":  # fence'))
     assert not _appended_clause(old, old.replace("and char", "or char"))
     assert not _appended_clause("    x = f(a)\n", "    x = f(a) and g(b)\n")
+
+
+def test_an_attribute_taken_off_the_end_of_a_path_is_anchored_by_the_name_it_followed():
+    # twenty-second round (@ai-sdk/cohere): `convertCohereUsage(response.usage.tokens)` → `(response.usage)`, then
+    # `usage = value.delta.usage.tokens;` in the stream handler, not only inside the same call
+    old = "      usage: convertCohereUsage(response.usage.tokens),\n"
+    new = "      usage: convertCohereUsage(response.usage),\n"
+    text = new + "      other: stats.tokens,\n      if (usage.tokens && ok) f(usage.tokens.count);\n" \
+        "                usage = value.delta.usage.tokens;\n"
+    edit = propagate(EditEvent("a.ts", 0, old, new), text, len(new), "typescript")
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("usage.tokens", "usage")
+    assert text[:edit.start].endswith("value.delta.")
+    # ... a method taken off is no attribute: `x.size()` is a call of its own
+    old, new = "    n = len(items.keys())\n", "    n = len(items)\n"
+    assert _next(old, new, new + "    m = items.keys\n") is None
+
+
+def test_a_name_renamed_in_a_docstring_reaches_a_run_of_string_literals_in_code_as_one_edit():
+    # twenty-second round (crewai): `CrewAgentExecutor` → `AgentExecutor` in a docstring, then two lines of
+    # `cast("CrewAgentExecutor", executor)`: strings in lines of code, no prose, so the run is one edit
+    head = '    def f(self, executor):\n        """Args:\n'
+    old = "            executor: The CrewAgentExecutor instance\n"
+    new = old.replace("CrewAgentExecutor", "AgentExecutor")
+    text = head + new + '        """\n        self.task = cast("CrewAgentExecutor", executor).task\n' \
+        '        self.crew = cast("CrewAgentExecutor", executor).crew\n'
+    edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python",
+                     edit_at=len(head) + len("            executor: The "))
+    assert edit is not None and text[edit.start:edit.end].count("CrewAgentExecutor") == 2
+    # ... while a run of docstring lines is still the user's to pick one by one
+    text = head + new + "            other: a CrewAgentExecutor too\n            more: the CrewAgentExecutor\n"
+    edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python",
+                     edit_at=len(head) + len("            executor: The "))
+    assert edit is not None and text[edit.start:edit.end] == "CrewAgentExecutor"
