@@ -38,12 +38,14 @@ from ..lexical import CODE
 
 from .last_edit import Substitution, substitution
 from .next_occurrence import _repeated
+from .roles import _method_at
 from .same_role import _Lexed, _matches, occurrences
 from .special_cases import (
     _bumped, _keyword_added, _keyword_removed, _parametrized, _passed_on, _same_phrase, _sibling, same_lines,
     _twice,
 )
 from .template import rewritten, template
+from .tokens import _quoted
 
 __all__ = ["Substitution", "occurrences", "propagate", "same_lines", "substitution"]
 
@@ -65,6 +67,16 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         return same_lines(history_event, text, cursor)  # no substitution: the same lines rewritten again, if any
     if sub is None or (names_only and not sub.name):
         return None
+    if sub.name and not sub.attribute and edit_at is not None and 0 <= edit_at < len(text) \
+            and _method_at(text, edit_at, edit_at + len(sub.new), language):
+        # a method's `def` whose `self` stands on the next line, beyond the hunk: a property, as `self.name` is
+        sub = dataclasses.replace(sub, attribute=True)
+    if _quoted(sub.new) and not _quoted(sub.old) and sub.lead and region is None and edit_at is not None \
+            and 0 < edit_at < len(text):
+        # `cache: DualCache` → `cache: "UserApiKeyCache"` (a forward reference, in a type position): the region is the
+        # one the name stood in, before the quote that now begins the edit (a value made a literal, `mode=mode` →
+        # `mode="rb"`, is a change of that place)
+        region = _Lexed(text, language).kind_at(edit_at - 1)
     lexed: _Lexed | None = None
     # the same change made in the edit before: the user's own renaming goes on, so the new name's other places are
     # the user's, not names the file already had (see `_existed`)

@@ -407,10 +407,22 @@ def _made(found: tuple[str, str, Op, int, bool], a: list[str], b: list[str], ops
     # uses are anywhere (`importlib_metadata.distributions()`); a one-letter alias (`t.Mapping`) belongs to its place
     lead = _lead(a, i1 - left) if name and (after != "." or len(old_text) == 1) else ""
     return Substitution(old_text, new_text, name=name, attribute=attribute, region=region,
-                        receiver=receiver if receiver in _RECEIVERS else "", at_line_end=at_end, lead=lead,
+                        receiver=receiver if receiver in _RECEIVERS or _container_swap(old_text, new_text) else "",
+                        at_line_end=at_end, lead=lead,
                         offset=start,
                         around=(new[start - 1:start], after), context=context,
                         spread="".join(b[ops[0][3]:ops[-1][4]]).count("\n"), call=_bracket_kind(new, start) == "call")
+
+
+#: Methods of the built-in containers (Python's list, set and dict; JavaScript's Array, Set and Map).
+_CONTAINER_METHODS = frozenset(
+    "append add extend insert remove discard pop update setdefault push unshift shift has set delete includes".split())
+
+
+def _container_swap(old: str, new: str) -> bool:
+    """Whether a method of a built-in container was replaced by another's (`.append(` → `.add(`): that object's type
+    changed (a list made a set), not every list's, so the change stays on that receiver."""
+    return old != new and old in _CONTAINER_METHODS and new in _CONTAINER_METHODS
 
 
 _LAST_WORDS = re.compile(r"([^\W\d]\w*)[ \t]+([^\W\d]\w*)\.\Z")

@@ -175,6 +175,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
         elif (sub.call and not (sub.name and _is_name(sub.new)) or called) \
                 and _bracket_kind(text, start) == "parameters":
             continue  # an argument or expression (`this.#controller`) changed in a call is none of a parameter list's
+        if called and _ASSIGNED.match(text, end):
+            continue  # `return output` → `return f(output)`: an assignment's target (`output += ...`) is no use
         if not anchored or annotation:
             kind = lexed.kind_at(start)
             if annotation or literal:  # a comment or a string itself: its region is the one it stands in
@@ -225,6 +227,9 @@ def _positions(part: str, whole: str) -> tuple[int, ...]:
         i = whole.find(part, i + 1)
     return tuple(out)
 
+
+#: An assignment after a name (`x = `, `x += `, not `x == `): the name is its target.
+_ASSIGNED = re.compile(r"[ \t]*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)")
 
 #: A name's module before it: `dspy.` (one name, not itself an attribute, not a receiver such as `self.`).
 _MODULE = re.compile(r"(?<![\w$.])([^\W\d][\w$]*)\.\Z")

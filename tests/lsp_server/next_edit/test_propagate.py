@@ -1508,3 +1508,46 @@ def test_a_name_renamed_in_a_docstring_reaches_a_run_of_string_literals_in_code_
     edit = propagate(EditEvent("a.py", 2, old, new), text, len(head + new), "python",
                      edit_at=len(head) + len("            executor: The "))
     assert edit is not None and text[edit.start:edit.end] == "CrewAgentExecutor"
+
+
+def test_a_method_renamed_at_a_def_whose_self_is_on_the_next_line_is_renamed_on_self():
+    # twenty-third round (openai-agents): `async def _write_items_attempt(` → `_mutate_items_attempt(` with `self,` on
+    # the line below (outside the hunk), then `self._write_items_attempt(pipe, ...)`
+    old, new = "    async def _write_items_attempt(\n", "    async def _mutate_items_attempt(\n"
+    text = new + "        self,\n        pipe,\n    ) -> None:\n        pass\n\n    async def run(self):\n" \
+        "        await self._write_items_attempt(pipe)\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 2, "python", edit_at=14)
+    assert edit is not None and text[:edit.start].endswith("await self.") and edit.text == "_mutate_items_attempt"
+
+
+def test_a_name_made_a_forward_reference_is_replaced_in_the_next_annotation():
+    # twenty-third round (litellm): `cache: DualCache,` → `cache: "UserApiKeyCache",`, then the next function's
+    # `cache: DualCache,`: the edit begins with a quote, yet the name stood in code
+    old, new = "    cache: DualCache,\n", '    cache: "UserApiKeyCache",\n'
+    text = new + ") -> None:\n    pass\n\n\ndef g(\n    cache: DualCache,\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new) - 2, "python", edit_at=11)
+    assert edit is not None and (text[edit.start:edit.end], edit.text) == ("DualCache", '"UserApiKeyCache"')
+    # ... a value made a literal is a change of its place (fsspec's `mode=mode` → `mode="rb"`), not a rename of `mode`
+    old, new = "            mode=mode,\n", '            mode="rb",\n'
+    text = "    f = open(\n" + new + "            cache=mode,\n"
+    assert propagate(EditEvent("a.py", 1, old, new), text, len("    f = open(\n" + new) - 2, "python",
+                     edit_at=len("    f = open(\n            mode=")) is None
+
+
+def test_a_call_put_around_a_name_never_goes_around_an_assignments_target():
+    # twenty-third round (openai-agents): `return output` → `return _escape(output)`, then the next function's
+    # `output = "..."` and `output += ...` lines are targets, not uses; its `return output` is the next use
+    old, new = "    return output\n", "    return _escape(output)\n"
+    text = new + '\n\ndef g(r):\n    output = "Details:"\n    output += f"\\n- {r}"\n    return output\n'
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("    return ") and edit.text == "_escape(output)"
+
+
+def test_a_containers_method_replaced_by_anothers_stays_on_its_receiver():
+    # twenty-third round (llama-index): `current_hashes = []` made a set, so `.append(` → `.add(` on it, not on
+    # `nodes_to_run.append(node)` just above the next use
+    old, new = "                current_hashes.append(h)\n", "                current_hashes.add(h)\n"
+    text = new + "        for node in nodes:\n                nodes_to_run.append(node)\n" \
+        "                current_hashes.append(node.hash)\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("                current_hashes.") and edit.text == "add"
