@@ -117,6 +117,10 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
     # ... and a module's name renamed (`dspy.LMResponse`) where a message or a comment writes it with its module
     qualified = _module_of(sub.context[0]) if sub.name and sub.attribute and sub.region == CODE and not called \
         else ""
+    # ... and a Python class renamed in code where a string is that class's name alone (`bound='View'`, a forward
+    # reference a type checker reads as code)
+    referenced = language == "python" and sub.name and sub.region == CODE and sub.old[:1].isupper() \
+        and _is_name(sub.new) and not called
     # ... and a name renamed in a comment where it stands as code (a JSDoc type, `{Lru<T>}`; `` `x` ``) in the code
     typed = _typed_mention(sub)
     # `typeof x` → `_typeof(x)`: a change that puts brackets around the old text's last name wrapped that operand
@@ -184,7 +188,8 @@ def occurrences(sub: Substitution, text: str, language: str = "", lexed: _Lexed 
             if literal and (lexed.kind_at(start) != STRING or not _same_slot(sub, text, start, end)):
                 continue  # ... and in the same slot (`f("L",`), not wherever the value is used (`strcmp(m, "L")`)
             if kind != sub.region and not (kind == COMMENT and mentioned) and not (kind == CODE and typed) \
-                    and not (qualified and _module_of(text[max(0, start - 80):start]) == qualified):
+                    and not (qualified and _module_of(text[max(0, start - 80):start]) == qualified) \
+                    and not (kind == STRING and referenced and _forward_reference(text, start, end)):
                 continue
         yield start, end
 
@@ -233,6 +238,15 @@ _ASSIGNED = re.compile(r"[ \t]*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=)")
 
 #: A name's module before it: `dspy.` (one name, not itself an attribute, not a receiver such as `self.`).
 _MODULE = re.compile(r"(?<![\w$.])([^\W\d][\w$]*)\.\Z")
+
+
+def _forward_reference(text: str, start: int, end: int) -> bool:
+    """Whether [start, end) is a whole quoted string's text where a type goes (`bound='View'`, `: 'View'`,
+    `Optional['View']`, `-> "View"`), not an item of a list of names (`"OptionParser",` in a deprecation table)."""
+    quote = text[start - 1:start]
+    if quote not in ("'", '"') or text[end:end + 1] != quote or text[start - 2:start - 1] == quote:
+        return False
+    return text[:start - 1].rstrip(" \t")[-1:] in (":", "[", "=", ">", "|", "(")
 
 
 def _module_of(before: str) -> str:

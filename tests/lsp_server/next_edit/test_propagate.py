@@ -1551,3 +1551,14 @@ def test_a_containers_method_replaced_by_anothers_stays_on_its_receiver():
         "                current_hashes.append(node.hash)\n"
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
     assert edit is not None and text[:edit.start].endswith("                current_hashes.") and edit.text == "add"
+
+
+def test_a_class_renamed_in_code_is_renamed_where_a_string_is_its_forward_reference():
+    # twenty-fourth round (discord.py): `from .view import View` → `BaseView` under TYPE_CHECKING, then
+    # `TypeVar('V', bound='View', covariant=True)`; not a string that only holds the word, nor a lower-case name
+    old, new = "    from .view import View\n", "    from .view import BaseView\n"
+    text = new + "\nlabel = 'View all'\n_DEPRECATED = (\n    'View',\n)\nV = TypeVar('V', bound='View', covariant=True)\n"
+    edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
+    assert edit is not None and text[:edit.start].endswith("bound='") and edit.text == "BaseView"
+    old, new = "    from .view import view\n", "    from .view import base_view\n"
+    assert propagate(EditEvent("a.py", 0, old, new), new + "key = 'view'\n", len(new), "python") is None
