@@ -1557,7 +1557,8 @@ def test_a_class_renamed_in_code_is_renamed_where_a_string_is_its_forward_refere
     # twenty-fourth round (discord.py): `from .view import View` → `BaseView` under TYPE_CHECKING, then
     # `TypeVar('V', bound='View', covariant=True)`; not a string that only holds the word, nor a lower-case name
     old, new = "    from .view import View\n", "    from .view import BaseView\n"
-    text = new + "\nlabel = 'View all'\n_DEPRECATED = (\n    'View',\n)\nV = TypeVar('V', bound='View', covariant=True)\n"
+    text = new + "\nlabel = 'View all'\n_DEPRECATED = (\n    'View',\n)\n" \
+        "V = TypeVar('V', bound='View', covariant=True)\n"
     edit = propagate(EditEvent("a.py", 0, old, new), text, len(new), "python")
     assert edit is not None and text[:edit.start].endswith("bound='") and edit.text == "BaseView"
     old, new = "    from .view import view\n", "    from .view import base_view\n"
