@@ -71,13 +71,14 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
             and _method_at(text, edit_at, edit_at + len(sub.new), language):
         # a method's `def` whose `self` stands on the next line, beyond the hunk: a property, as `self.name` is
         sub = dataclasses.replace(sub, attribute=True)
+    lexed: _Lexed | None = None
     if _quoted(sub.new) and not _quoted(sub.old) and sub.lead and region is None and edit_at is not None \
             and 0 < edit_at < len(text):
         # `cache: DualCache` → `cache: "UserApiKeyCache"` (a forward reference, in a type position): the region is the
         # one the name stood in, before the quote that now begins the edit (a value made a literal, `mode=mode` →
         # `mode="rb"`, is a change of that place)
-        region = _Lexed(text, language).kind_at(edit_at - 1)
-    lexed: _Lexed | None = None
+        lexed = _Lexed(text, language)
+        region = lexed.kind_at(edit_at - 1)
     # the same change made in the edit before: the user's own renaming goes on, so the new name's other places are
     # the user's, not names the file already had (see `_existed`)
     before = substitution(previous.old, previous.new, language) if previous is not None else None
@@ -88,7 +89,8 @@ def propagate(history_event: EditEvent, text: str, cursor: int, language: str = 
         sub = dataclasses.replace(sub, lead="")
     shape = None if names_only else template(sub)
     if shape is not None:  # a generic rewritten around its arguments: the next use of it, whatever its arguments
-        lexed = _Lexed(text, language)
+        if lexed is None:
+            lexed = _Lexed(text, language)
         if region is None and edit_at is not None and 0 <= edit_at < len(text):
             region = lexed.kind_at(edit_at)
         edit = rewritten(shape, text, cursor, lexed) if region in (None, CODE) else None
